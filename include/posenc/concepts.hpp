@@ -1,0 +1,100 @@
+// posenc/concepts.hpp — the one concept every encoder models, and one refinement per hook point.
+//
+// An encoding acts on attention at one or more of four points (DESIGN §3, PE_SPEC §0):
+//
+//   additive      x[p] += PE(p) on the token embedding, before the projections  (learned, sinusoidal)
+//   qk_transform  q, k rewritten from their own positions, before scores/cache  (RoPE, xPos)
+//   score_bias    logit(h, i, j) += b(h, pos_i, pos_j), after scaling            (ALiBi, T5)
+//   relative_kv   logit += q_i . aK(i, j) (scaled with q.k); out_i += sum_j p_ij aV(i, j)   (Shaw)
+//
+// An encoder is an immutable, copyable value that models exactly the hooks it needs; the attention
+// asks with `if constexpr` which ones, so an unused hook costs nothing. This header defines the
+// concepts only; encoders live under posenc/encoders/ and posenc/rope/.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include <posenc/core/tensor_view.hpp>
+
+namespace posenc::inline v0 {
+
+/// What every encoder is: a copyable value with a human-readable name.
+template <class E>
+concept positional_encoding = std::copyable<E> && requires(const E& e) {
+  { e.name() } -> std::convertible_to<std::string_view>;
+};
+
+/// Hook 1. `model_dim()` is the embedding width; `add(p, row)` adds the encoding of position `p`
+/// to one embedding row of that width (float and double rows). Throws config_error for a position
+/// the encoding cannot represent (e.g. beyond a learned table, unless its policy says otherwise).
+template <class E>
+concept additive_encoding = positional_encoding<E> && requires(const E& e, std::int64_t p, std::span<float> rf,
+                                                              std::span<double> rd) {
+  { e.model_dim() } -> std::convertible_to<std::ptrdiff_t>;
+  e.add(p, rf);
+  e.add(p, rd);
+};
+
+/// Hook 2. `transform_q(q, positions)` / `transform_k(k, positions)` rewrite a [batch, token, head,
+/// head_dim()] view in place; `positions` holds one entry per (batch, token), row-major
+/// (size batch * tokens). Queries and keys are separate calls because some encodings treat them
+/// differently (xPos scales them inversely); keys are transformed before they enter a KV cache.
+template <class E>
+concept qk_transform_encoding = positional_encoding<E> && requires(const E& e, tensor_view<float> xf,
+                                                                  tensor_view<double> xd,
+                                                                  std::span<const std::int64_t> pos) {
+  { e.head_dim() } -> std::convertible_to<std::ptrdiff_t>;
+  e.transform_q(xf, pos);
+  e.transform_k(xf, pos);
+  e.transform_q(xd, pos);
+  e.transform_k(xd, pos);
+};
+
+/// Hook 3. `bias(h, pos_q, pos_k)` is added to the already scaled logit of query head `h`
+/// (0 <= h < num_heads()) for a query at position pos_q and a key at pos_k.
+template <class E>
+concept score_bias_encoding = positional_encoding<E> && requires(const E& e, std::ptrdiff_t h, std::int64_t i,
+                                                                std::int64_t j) {
+  { e.num_heads() } -> std::convertible_to<std::ptrdiff_t>;
+  { e.bias(h, i, j) } -> std::convertible_to<double>;
+};
+
+/// Hook 4 (Shaw et al. 2018, eq. 3-4). `relative_key(h, pos_q, pos_k)` is the vector aK whose dot
+/// product with q_i is added to q_i . k_j before scaling; `relative_value(h, pos_q, pos_k)` is the
+/// vector aV added to v_j in the weighted sum (an empty span when the encoder has no value term).
+/// Both have head_dim() entries.
+template <class E>
+concept relative_kv_encoding = positional_encoding<E> && requires(const E& e, std::ptrdiff_t h, std::int64_t i,
+                                                                 std::int64_t j) {
+  { e.head_dim() } -> std::convertible_to<std::ptrdiff_t>;
+  { e.relative_key(h, i, j) } -> std::convertible_to<std::span<const double>>;
+  { e.relative_value(h, i, j) } -> std::convertible_to<std::span<const double>>;
+};
+
+/// Optional: an encoder that asks the attention to multiply its softmax scale (DeepSeek YaRN's
+/// mscale^2). The attention multiplies its scale by `softmax_scale_multiplier()` when present.
+template <class E>
+concept has_softmax_scale_multiplier = requires(const E& e) {
+  { e.softmax_scale_multiplier() } -> std::convertible_to<double>;
+};
+
+/// The hooks an encoder models, as bits, for static checks and diagnostics.
+enum hook : unsigned {
+  hook_none = 0,
+  hook_additive = 1u << 0,
+  hook_qk_transform = 1u << 1,
+  hook_score_bias = 1u << 2,
+  hook_relative_kv = 1u << 3,
+};
+
+template <class E>
+inline constexpr unsigned hooks_of = (additive_encoding<E> ? hook_additive : 0u) |
+                                     (qk_transform_encoding<E> ? hook_qk_transform : 0u) |
+                                     (score_bias_encoding<E> ? hook_score_bias : 0u) |
+                                     (relative_kv_encoding<E> ? hook_relative_kv : 0u);
+
+}  // namespace posenc::inline v0

@@ -1,0 +1,29 @@
+// posenc/core/assert.hpp — debug-only precondition checks for hot paths.
+//
+// Hot paths are noexcept and never throw; their preconditions are checked with POSENC_ASSERT, which
+// is compiled out unless POSENC_ENABLE_ASSERTS is defined or NDEBUG is not. Bad configuration is
+// reported at construction time with config_error instead (core/errors.hpp).
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+
+#if !defined(POSENC_ENABLE_ASSERTS) && !defined(NDEBUG)
+#define POSENC_ENABLE_ASSERTS 1
+#endif
+
+namespace posenc::inline v0::detail {
+
+[[noreturn]] inline void assert_fail(const char* expr, const char* file, int line) noexcept {
+  std::fprintf(stderr, "posenc: assertion failed: %s (%s:%d)\n", expr, file, line);
+  std::abort();
+}
+
+}  // namespace posenc::inline v0::detail
+
+#if defined(POSENC_ENABLE_ASSERTS) && POSENC_ENABLE_ASSERTS
+#define POSENC_ASSERT(cond) \
+  ((cond) ? static_cast<void>(0) : ::posenc::detail::assert_fail(#cond, __FILE__, __LINE__))
+#else
+#define POSENC_ASSERT(cond) static_cast<void>(0)
+#endif

@@ -1,0 +1,58 @@
+// posenc/kernels/scalar/rotate.hpp — the portable reference rotation kernel.
+//
+// The documented oracle every SIMD kernel is tested against. Arithmetic is in compute_t<T>
+// (float for float/bfloat16/float16 storage, double for double), one rounding per product and
+// per sum, in exactly this order: a*c - b*s and a*s + b*c. SIMD kernels that keep this order (no
+// FMA) are bit-exact with it.
+#pragma once
+
+#include <cstddef>
+
+#include <posenc/core/assert.hpp>
+#include <posenc/kernels/types.hpp>
+
+namespace posenc::inline v0::kernels::scalar {
+
+/// Rotates one head row: dst = R(angles) src over the rotary slice; when dst != src the elements
+/// outside the slice are copied. src and dst must be equal or not overlap.
+template <storage_type T, class C>
+inline void rotate_row(const rope_geometry& g, const T* src, T* dst, const C* cos, const C* sin,
+                       rotation dir) noexcept {
+  using F = compute_t<T>;
+  const int P = g.pairs();
+  const int step = g.layout == pairing::interleaved ? 2 : 1;
+  const int second = g.layout == pairing::interleaved ? 1 : P;
+  const T* s = src + g.offset;
+  T* d = dst + g.offset;
+  for (int k = 0; k < P; ++k) {
+    const int i0 = k * step;
+    const int i1 = i0 + second;
+    const F a = load(s[i0]);
+    const F b = load(s[i1]);
+    const F c = static_cast<F>(cos[k]);
+    const F sn = dir == rotation::forward ? static_cast<F>(sin[k]) : -static_cast<F>(sin[k]);
+    const F ac = a * c, bs = b * sn, as = a * sn, bc = b * c;
+    store(d[i0], ac - bs);
+    store(d[i1], as + bc);
+  }
+  if (src != dst) {
+    for (int i = 0; i < g.offset; ++i) dst[i] = src[i];
+    for (int i = g.offset + g.rotary_dim; i < g.head_dim; ++i) dst[i] = src[i];
+  }
+}
+
+/// Rotates every head row of `src` into `dst` (same shape; may be the same memory). Token t of
+/// every head uses angle row `angles.index(t)`.
+template <storage_type T, class C>
+inline void rotate(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
+                   rotation dir) noexcept {
+  POSENC_ASSERT(g.rotary_dim >= 2 && g.rotary_dim % 2 == 0 && g.offset >= 0 && g.offset + g.rotary_dim <= g.head_dim);
+  POSENC_ASSERT(src.tokens == dst.tokens && src.heads == dst.heads);
+  for (std::ptrdiff_t t = 0; t < src.tokens; ++t) {
+    const std::ptrdiff_t r = angles.index(t);
+    for (std::ptrdiff_t h = 0; h < src.heads; ++h)
+      rotate_row(g, src.row(t, h), dst.row(t, h), angles.cos + r, angles.sin + r, dir);
+  }
+}
+
+}  // namespace posenc::inline v0::kernels::scalar

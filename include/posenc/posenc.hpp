@@ -1,0 +1,25 @@
+// posenc/posenc.hpp — the whole public API, in dependency order; also its table of contents.
+//
+// Include this, or a single family header. The optional JSON config reader (posenc/config/json.hpp,
+// needs nlohmann-json) is not included here.
+#pragma once
+
+// Core vocabulary
+#include <posenc/version.hpp>
+#include <posenc/core/platform.hpp>
+#include <posenc/core/assert.hpp>
+#include <posenc/core/errors.hpp>
+#include <posenc/core/half.hpp>
+#include <posenc/core/element.hpp>
+#include <posenc/core/tensor_view.hpp>
+#include <posenc/core/positions.hpp>
+
+// The concept and the trivial encoders
+#include <posenc/concepts.hpp>
+#include <posenc/encoders/no_position.hpp>
+#include <posenc/encoders/combined.hpp>
+
+// Rotation kernels
+#include <posenc/kernels/types.hpp>
+#include <posenc/kernels/rotate.hpp>
+#include <posenc/rope/angles.hpp>

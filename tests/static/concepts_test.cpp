@@ -1,0 +1,14 @@
+// Each encoder models exactly the hook concepts of its family (DESIGN §3). Later encoders add a
+// line here; the static_asserts fail to compile if an encoder gains or loses a hook.
+#include <catch2/catch.hpp>
+#include <posenc/posenc.hpp>
+
+using namespace posenc;
+
+static_assert(positional_encoding<no_position>);
+static_assert(hooks_of<no_position> == hook_none);
+
+TEST_CASE("hook sets are as declared", "[concepts]") {
+  CHECK(hooks_of<no_position> == hook_none);
+  CHECK(std::string(no_position::name()) == "none");
+}

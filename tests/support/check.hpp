@@ -1,0 +1,44 @@
+// tests/support/check.hpp — comparison helpers that report the worst element, not just "false".
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+namespace posenc_test {
+
+/// Largest |a[i] - b[i]| - (atol + rtol*|b[i]|) over i, with its index; <= 0 means all within.
+struct worst {
+  double excess = -1;
+  double diff = 0;
+  std::size_t index = 0;
+};
+
+template <class A, class B>
+worst compare(const A& a, const B& b, double atol, double rtol = 0) {
+  REQUIRE(a.size() == b.size());
+  worst w;
+  w.excess = -INFINITY;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double x = static_cast<double>(a[i]), y = static_cast<double>(b[i]);
+    const double d = std::fabs(x - y);
+    const double e = (std::isnan(x) != std::isnan(y)) ? INFINITY : d - (atol + rtol * std::fabs(y));
+    if (e > w.excess) w = {e, d, i};
+  }
+  return w;
+}
+
+/// CHECKs that every element is within atol + rtol*|expected|; on failure reports the worst one.
+#define POSENC_CHECK_CLOSE(actual, expected, atol, rtol)                                          \
+  do {                                                                                            \
+    const auto posenc_w_ = ::posenc_test::compare((actual), (expected), (atol), (rtol));          \
+    INFO("worst element " << posenc_w_.index << ": |diff| = " << posenc_w_.diff << " (atol "      \
+                          << (atol) << ", rtol " << (rtol) << ")");                               \
+    CHECK(posenc_w_.excess <= 0);                                                                 \
+  } while (0)
+
+}  // namespace posenc_test
