@@ -23,3 +23,5 @@
 #include <posenc/kernels/types.hpp>
 #include <posenc/kernels/rotate.hpp>
 #include <posenc/rope/angles.hpp>
+#include <posenc/kernels/angles.hpp>
+#include <posenc/rope/config.hpp>
