@@ -1,0 +1,231 @@
+// posenc/attention/sdpa.hpp — the reference scaled dot-product attention that plugs in any encoder.
+//
+// O = softmax(scale * (Q K^T + Q.A_K) + bias + mask) (V + A_V), per head, with GQA/MQA (PE_SPEC §10,
+// Shaw et al. 2018 eq. 3-4). A function template over the encoder: `if constexpr` asks which hooks
+// it models, so there is no virtual call and an unused hook costs nothing. Written for clarity and
+// checked in double: it accumulates in double for float inputs too, allocates scratch per call and
+// materialises one score row at a time. It is the oracle, not the fast path.
+#pragma once
+
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <posenc/attention/mask.hpp>
+#include <posenc/attention/options.hpp>
+#include <posenc/concepts.hpp>
+#include <posenc/core/errors.hpp>
+#include <posenc/core/tensor_view.hpp>
+
+namespace posenc::inline v0 {
+
+/// The element types sdpa() computes on.
+template <class T>
+concept attention_element = std::same_as<T, float> || std::same_as<T, double>;
+
+namespace detail {
+
+/// A contiguous [B, T, H, D] copy of a view (the encoder's hook 2 rewrites the copy, never the input).
+template <class T>
+std::vector<T> contiguous_copy(tensor_view<const T> x) {
+  std::vector<T> buf(static_cast<std::size_t>(x.size()));
+  std::size_t n = 0;
+  for (std::ptrdiff_t b = 0; b < x.batch(); ++b)
+    for (std::ptrdiff_t t = 0; t < x.tokens(); ++t)
+      for (std::ptrdiff_t h = 0; h < x.heads(); ++h)
+        for (std::ptrdiff_t d = 0; d < x.dim(); ++d) buf[n++] = x(b, t, h, d);
+  return buf;
+}
+
+template <class T>
+tensor_view<T> contiguous_view(std::vector<T>& buf, const tensor_view<const T>& like) {
+  return tensor_view<T>::bthd(buf.data(), like.batch(), like.tokens(), like.heads(), like.dim());
+}
+
+/// Checks that an encoder's sizes fit the heads it is given (once per call, not per element).
+template <class E>
+void require_encoder_fits(const E& e, std::ptrdiff_t head_dim, std::ptrdiff_t query_heads) {
+  if constexpr (qk_transform_encoding<E> || relative_kv_encoding<E>)
+    detail::require_shape(static_cast<std::ptrdiff_t>(e.head_dim()) == head_dim, "encoder.head_dim",
+                          static_cast<std::ptrdiff_t>(e.head_dim()), "q.dim = " + std::to_string(head_dim));
+  if constexpr (score_bias_encoding<E>)
+    detail::require_shape(static_cast<std::ptrdiff_t>(e.num_heads()) == query_heads, "encoder.num_heads",
+                          static_cast<std::ptrdiff_t>(e.num_heads()), "q.heads = " + std::to_string(query_heads));
+}
+
+/// The softmax scale of a call: the option or 1/sqrt(D), times the encoder's multiplier.
+template <class E>
+double softmax_scale(const E& e, const attention_options& o, std::ptrdiff_t head_dim) {
+  double s = o.scale ? *o.scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
+  detail::require(std::isfinite(s), "attention.scale", s, "a finite number");
+  if constexpr (has_softmax_scale_multiplier<E>) s *= static_cast<double>(e.softmax_scale_multiplier());
+  return s;
+}
+
+/// Turns scores (−inf = masked) into weights in place; returns false for a row that attends to
+/// nothing (all weights 0). Subtracts the row max, so no finite score overflows; +inf scores share
+/// the mass equally; −inf never meets −inf in a subtraction, so no NaN is made here.
+inline bool softmax_row(std::span<double> s, bool has_sink, double sink) noexcept {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  double m = has_sink ? sink : -inf;
+  for (double x : s) m = x > m ? x : m;
+  if (m == -inf) {
+    for (double& x : s) x = 0;
+    return false;
+  }
+  if (m == inf) {
+    double count = has_sink && sink == inf ? 1 : 0;
+    for (double x : s) count += x == inf ? 1 : 0;
+    for (double& x : s) x = x == inf ? 1 / count : 0;
+    return true;
+  }
+  double den = has_sink ? std::exp(sink - m) : 0;
+  for (double& x : s) {
+    x = std::exp(x - m);  // exp(−inf) = 0 for masked keys
+    den += x;
+  }
+  for (double& x : s) x /= den;  // den >= 1: the maximum contributes exp(0)
+  return true;
+}
+
+template <attention_element T, positional_encoding E>
+void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<const T> v, tensor_view<T> out,
+                    const E& enc, const attention_options& o) {
+  // ---- shapes, once ----
+  const std::ptrdiff_t B = q.batch(), Sq = q.tokens(), Hq = q.heads(), D = q.dim();
+  const std::ptrdiff_t Sk = k.tokens(), Hkv = k.heads(), Dv = v.dim();
+  require_same_extent(q, k, axis::batch, "k.batch (vs q.batch)");
+  require_same_extent(q, v, axis::batch, "v.batch (vs q.batch)");
+  require_same_extent(k, v, axis::token, "v.tokens (vs k.tokens)");
+  require_same_extent(k, v, axis::head, "v.heads (vs k.heads)");
+  require_same_extent(q, k, axis::dim, "k.dim (vs q.dim)");
+  require_same_extent(q, out, axis::batch, "out.batch (vs q.batch)");
+  require_same_extent(q, out, axis::token, "out.tokens (vs q.tokens)");
+  require_same_extent(q, out, axis::head, "out.heads (vs q.heads)");
+  require_same_extent(v, out, axis::dim, "out.dim (vs v.dim)");
+  detail::require_shape(D >= 1, "q.dim", D, ">= 1");
+  detail::require(Hkv >= 1 || Hq == 0, "k.heads", Hkv, ">= 1");
+  detail::require(Hkv == 0 || Hq % Hkv == 0, "q.heads", Hq,
+                  "a multiple of the key/value heads " + std::to_string(Hkv) + " (GQA/MQA)");
+  if (!o.sinks.empty())
+    detail::require_shape(static_cast<std::ptrdiff_t>(o.sinks.size()) == Hq, "attention.sinks", o.sinks.size(),
+                          "q.heads = " + std::to_string(Hq));
+  if (!o.weights.empty())
+    detail::require_shape(static_cast<std::ptrdiff_t>(o.weights.size()) == B * Hq * Sq * Sk, "attention.weights",
+                          o.weights.size(),
+                          "batch * q.heads * q.tokens * k.tokens = " + std::to_string(B * Hq * Sq * Sk));
+  require_encoder_fits(enc, D, Hq);
+  const attention_mask mask(o, B, Sq, Sk);
+  const std::span<const std::int64_t> pq = mask.query_positions(), pk = mask.key_positions();
+  const double scale = softmax_scale(enc, o, D);
+
+  // ---- hook 2: query/key transform, on copies ----
+  std::vector<T> qbuf, kbuf;
+  if constexpr (qk_transform_encoding<E>) {
+    if (o.transform_queries) {
+      qbuf = contiguous_copy(q);
+      const auto view = contiguous_view(qbuf, q);
+      enc.transform_q(view, pq);
+      q = view;
+    }
+    if (o.transform_keys) {
+      kbuf = contiguous_copy(k);
+      const auto view = contiguous_view(kbuf, k);
+      enc.transform_k(view, pk);
+      k = view;
+    }
+  }
+
+  // ---- scores, softmax, weighted sum: one (batch, query, head) row at a time ----
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const std::ptrdiff_t group = Hkv == 0 ? 1 : Hq / Hkv;
+  std::vector<double> qrow(static_cast<std::size_t>(D)), s(static_cast<std::size_t>(Sk)),
+      acc(static_cast<std::size_t>(Dv));
+  for (std::ptrdiff_t b = 0; b < B; ++b) {
+    for (std::ptrdiff_t i = 0; i < Sq; ++i) {
+      const std::int64_t pos_q = pq[static_cast<std::size_t>(b * Sq + i)];
+      for (std::ptrdiff_t h = 0; h < Hq; ++h) {
+        const std::ptrdiff_t g = h / group;  // GQA: query head h reads kv head h / (Hq / Hkv)
+        for (std::ptrdiff_t d = 0; d < D; ++d) qrow[static_cast<std::size_t>(d)] = static_cast<double>(q(b, i, h, d));
+        for (std::ptrdiff_t j = 0; j < Sk; ++j) {
+          double& x = s[static_cast<std::size_t>(j)];
+          if (!mask.allowed(b, i, j)) {
+            x = -inf;
+            continue;
+          }
+          const std::int64_t pos_k = pk[static_cast<std::size_t>(b * Sk + j)];
+          double dot = 0;
+          for (std::ptrdiff_t d = 0; d < D; ++d)
+            dot += qrow[static_cast<std::size_t>(d)] * static_cast<double>(k(b, j, g, d));
+          if constexpr (relative_kv_encoding<E>) {  // Shaw: q_i . a^K(i, j), scaled with the content term
+            const std::span<const double> ak = enc.relative_key(h, pos_q, pos_k);
+            detail::require_shape(static_cast<std::ptrdiff_t>(ak.size()) == D, "encoder.relative_key.size", ak.size(),
+                                  "q.dim = " + std::to_string(D));
+            for (std::ptrdiff_t d = 0; d < D; ++d)
+              dot += qrow[static_cast<std::size_t>(d)] * ak[static_cast<std::size_t>(d)];
+          }
+          x = scale * dot;
+          if constexpr (score_bias_encoding<E>) x += static_cast<double>(enc.bias(h, pos_q, pos_k));  // after scaling
+        }
+        const bool has_sink = !o.sinks.empty();
+        softmax_row(s, has_sink, has_sink ? o.sinks[static_cast<std::size_t>(h)] : 0.0);
+
+        for (double& a : acc) a = 0;
+        for (std::ptrdiff_t j = 0; j < Sk; ++j) {
+          const double w = s[static_cast<std::size_t>(j)];
+          if (w == 0) continue;  // masked (or underflowed): contributes nothing, and 0 * inf is avoided
+          for (std::ptrdiff_t d = 0; d < Dv; ++d)
+            acc[static_cast<std::size_t>(d)] += w * static_cast<double>(v(b, j, g, d));
+          if constexpr (relative_kv_encoding<E>) {  // Shaw: sum_j p_ij a^V(i, j)
+            const std::span<const double> av = enc.relative_value(h, pos_q, pk[static_cast<std::size_t>(b * Sk + j)]);
+            if (!av.empty()) {
+              detail::require_shape(static_cast<std::ptrdiff_t>(av.size()) == Dv, "encoder.relative_value.size",
+                                    av.size(), "v.dim = " + std::to_string(Dv));
+              for (std::ptrdiff_t d = 0; d < Dv; ++d)
+                acc[static_cast<std::size_t>(d)] += w * av[static_cast<std::size_t>(d)];
+            }
+          }
+        }
+        for (std::ptrdiff_t d = 0; d < Dv; ++d) out(b, i, h, d) = static_cast<T>(acc[static_cast<std::size_t>(d)]);
+        if (!o.weights.empty()) {
+          double* w = o.weights.data() + ((b * Hq + h) * Sq + i) * Sk;
+          for (std::ptrdiff_t j = 0; j < Sk; ++j) w[j] = s[static_cast<std::size_t>(j)];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+/// Scaled dot-product attention with the hooks `encoder` models (hooks 2-4; hook 1 acts on token
+/// embeddings, see attention_layer).
+///
+/// - `q` [B, Sq, Hq, D], `k` [B, Sk, Hkv, D], `v` [B, Sk, Hkv, Dv], `out` [B, Sq, Hq, Dv]; any strides;
+///   float or double (same type for all four; the inputs may be views of const). Hq % Hkv == 0 (GQA:
+///   query head h reads kv head h / (Hq / Hkv); MQA: Hkv = 1).
+/// - Hook 2 (RoPE, xPos) runs on copies of q and k at their positions; q, k, v are never modified.
+///   `out` may be the same memory as `q` (each output row is written after its query row is read),
+///   never overlap k or v.
+/// - logit(h, i, j) = scale * (q_i . k_j + q_i . a^K(i, j)) + bias(h, pos_i, pos_j); masked keys get
+///   weight exactly 0; a row with no allowed key gives zeros (never NaN); out_i = sum_j p_ij (v_j +
+///   a^V(i, j)). Accumulates in double.
+/// - Throws shape_error / config_error (naming the view or option) before computing anything.
+///
+///   posenc::sdpa(q, k, v, out, posenc::combine(rope, alibi), {.causal = true});
+template <class Q, class K, class V, attention_element T, positional_encoding E>
+requires std::same_as<std::remove_const_t<Q>, T> && std::same_as<std::remove_const_t<K>, T> &&
+    std::same_as<std::remove_const_t<V>, T>
+void sdpa(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<T> out, const E& encoder,
+          const attention_options& options = {}) {
+  detail::sdpa_reference<T>(tensor_view<const T>(q), tensor_view<const T>(k), tensor_view<const T>(v), out, encoder,
+                            options);
+}
+
+}  // namespace posenc::inline v0
