@@ -12,3 +12,9 @@ TEST_CASE("hook sets are as declared", "[concepts]") {
   CHECK(hooks_of<no_position> == hook_none);
   CHECK(std::string(no_position::name()) == "none");
 }
+
+// Absolute encoders (hook 1).
+#include <posenc/encoders/learned.hpp>
+#include <posenc/encoders/sinusoidal.hpp>
+static_assert(hooks_of<learned_absolute> == hook_additive);
+static_assert(hooks_of<sinusoidal> == hook_additive);
