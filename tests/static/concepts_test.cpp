@@ -18,3 +18,7 @@ TEST_CASE("hook sets are as declared", "[concepts]") {
 #include <posenc/encoders/sinusoidal.hpp>
 static_assert(hooks_of<learned_absolute> == hook_additive);
 static_assert(hooks_of<sinusoidal> == hook_additive);
+
+// Relative key/value encoders (hook 4).
+#include <posenc/encoders/shaw.hpp>
+static_assert(hooks_of<shaw_relative> == hook_relative_kv);
