@@ -109,29 +109,29 @@ struct local_shaw {
   }
 };
 
-/// Hook 2 that is NOT a rotation (xPos-like scaling q up and k down by position), to show sdpa
-/// really applies transform_q and transform_k separately.
+/// Hook 2 that is NOT a rotation and NOT relative: q scaled by 1.01^pos, k by 1.02^pos, so q.k
+/// depends on absolute positions (a test that relative invariance can fail).
 struct local_scale_qk {
   std::ptrdiff_t dim = 0;
   [[nodiscard]] std::string_view name() const { return "local_scale_qk"; }
   [[nodiscard]] std::ptrdiff_t head_dim() const { return dim; }
   template <class T>
-  void apply(posenc::tensor_view<T> x, std::span<const std::int64_t> pos, double sign) const {
+  void apply(posenc::tensor_view<T> x, std::span<const std::int64_t> pos, double base) const {
     for (std::ptrdiff_t b = 0; b < x.batch(); ++b)
       for (std::ptrdiff_t t = 0; t < x.tokens(); ++t)
         for (std::ptrdiff_t h = 0; h < x.heads(); ++h)
           for (std::ptrdiff_t d = 0; d < x.dim(); ++d)
-            x(b, t, h, d) = static_cast<T>(
-                static_cast<double>(x(b, t, h, d)) *
-                std::pow(1.01, sign * static_cast<double>(pos[static_cast<std::size_t>(b * x.tokens() + t)])));
+            x(b, t, h, d) =
+                static_cast<T>(static_cast<double>(x(b, t, h, d)) *
+                               std::pow(base, static_cast<double>(pos[static_cast<std::size_t>(b * x.tokens() + t)])));
   }
   template <class T>
   void transform_q(posenc::tensor_view<T> q, std::span<const std::int64_t> pos) const {
-    apply(q, pos, 1);
+    apply(q, pos, 1.01);
   }
   template <class T>
   void transform_k(posenc::tensor_view<T> k, std::span<const std::int64_t> pos) const {
-    apply(k, pos, -1);
+    apply(k, pos, 1.02);
   }
 };
 
@@ -150,6 +150,9 @@ struct tensor4 {
     return posenc::tensor_view<const T>::bthd(data.data(), b, s, h, d);
   }
   T& at(std::ptrdiff_t bi, std::ptrdiff_t si, std::ptrdiff_t hi, std::ptrdiff_t di) {
+    return data[static_cast<std::size_t>(((bi * s + si) * h + hi) * d + di)];
+  }
+  const T& at(std::ptrdiff_t bi, std::ptrdiff_t si, std::ptrdiff_t hi, std::ptrdiff_t di) const {
     return data[static_cast<std::size_t>(((bi * s + si) * h + hi) * d + di)];
   }
 };
