@@ -59,9 +59,9 @@ struct yarn_scaling {
   std::int64_t original_max_position = 0;  ///< L0 (required, > 0)
   double beta_fast = 32;
   double beta_slow = 1;
-  std::optional<double> attention_factor;  ///< explicit M; overrides the mscale rules
-  std::optional<double> mscale;            ///< DeepSeek: M = get_mscale(s, mscale) / get_mscale(s, mscale_all_dim)
-  std::optional<double> mscale_all_dim;    ///< DeepSeek: softmax scale *= get_mscale(s, mscale_all_dim)^2
+  std::optional<double> attention_factor{};  ///< explicit M; overrides the mscale rules
+  std::optional<double> mscale{};            ///< DeepSeek: M = get_mscale(s, mscale) / get_mscale(s, mscale_all_dim)
+  std::optional<double> mscale_all_dim{};    ///< DeepSeek: softmax scale *= get_mscale(s, mscale_all_dim)^2
   bool truncate = true;                    ///< floor/ceil the correction range (gpt-oss ships false)
   double extrapolation_factor = 1;         ///< vLLM / original YaRN; 1 in every HF config
   friend bool operator==(const yarn_scaling&, const yarn_scaling&) = default;
@@ -88,9 +88,9 @@ struct longrope_scaling {
   std::vector<double> short_factor;  ///< R/2 entries
   std::vector<double> long_factor;   ///< R/2 entries
   std::int64_t original_max_position = 0;  ///< L0 (required, > 0)
-  std::optional<double> factor;            ///< s; absent: max_position / L0
+  std::optional<double> factor{};            ///< s; absent: max_position / L0
   std::int64_t max_position = 0;           ///< max_position_embeddings, used only when factor is absent
-  std::optional<double> attention_factor;  ///< M; absent: sqrt(1 + ln(s) / ln(L0)) for s > 1, else 1
+  std::optional<double> attention_factor{};  ///< M; absent: sqrt(1 + ln(s) / ln(L0)) for s > 1, else 1
   longrope_switch switch_policy = longrope_switch::per_call_max_position;
   std::int64_t capacity = 0;  ///< context capacity for fixed_by_capacity
   friend bool operator==(const longrope_scaling&, const longrope_scaling&) = default;
@@ -123,8 +123,8 @@ enum class partial_rotary_mode : unsigned char {
 /// Everything that defines a RoPE encoder.
 struct rope_config {
   int head_dim = 0;                             ///< D (required)
-  std::optional<int> rotary_dim;                ///< R; absent: floor(D * partial_rotary_factor), or D
-  std::optional<double> partial_rotary_factor;  ///< in (0, 1]; ignored when rotary_dim is given (contradiction = error)
+  std::optional<int> rotary_dim{};                ///< R; absent: floor(D * partial_rotary_factor), or D - rotary_offset
+  std::optional<double> partial_rotary_factor{};  ///< in (0, 1]; ignored when rotary_dim is given (contradiction = error)
   partial_rotary_mode partial_mode = partial_rotary_mode::prefix;
   int rotary_offset = 0;  ///< first rotated element inside the head (DeepSeek nope-first, ggml n_offs)
   double theta = 10000;   ///< base (rope_theta)
