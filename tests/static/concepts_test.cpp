@@ -22,3 +22,7 @@ static_assert(hooks_of<sinusoidal> == hook_additive);
 // Relative key/value encoders (hook 4).
 #include <posenc/encoders/shaw.hpp>
 static_assert(hooks_of<shaw_relative> == hook_relative_kv);
+
+// Score-bias encoders (hook 3).
+#include <posenc/encoders/t5.hpp>
+static_assert(hooks_of<t5_bias> == hook_score_bias);
