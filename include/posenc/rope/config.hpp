@@ -55,15 +55,15 @@ struct dynamic_ntk_scaling {
 
 /// YaRN (Peng et al. 2023; HF "yarn"), including DeepSeek's mscale / mscale_all_dim.
 struct yarn_scaling {
-  double factor = 1;                        ///< s (required)
+  double factor = 1;                       ///< s (required)
   std::int64_t original_max_position = 0;  ///< L0 (required, > 0)
   double beta_fast = 32;
   double beta_slow = 1;
   std::optional<double> attention_factor{};  ///< explicit M; overrides the mscale rules
   std::optional<double> mscale{};            ///< DeepSeek: M = get_mscale(s, mscale) / get_mscale(s, mscale_all_dim)
   std::optional<double> mscale_all_dim{};    ///< DeepSeek: softmax scale *= get_mscale(s, mscale_all_dim)^2
-  bool truncate = true;                    ///< floor/ceil the correction range (gpt-oss ships false)
-  double extrapolation_factor = 1;         ///< vLLM / original YaRN; 1 in every HF config
+  bool truncate = true;                      ///< floor/ceil the correction range (gpt-oss ships false)
+  double extrapolation_factor = 1;           ///< vLLM / original YaRN; 1 in every HF config
   friend bool operator==(const yarn_scaling&, const yarn_scaling&) = default;
 };
 
@@ -85,11 +85,11 @@ enum class longrope_switch : unsigned char {
 
 /// LongRoPE / Phi-3 "su" (HF "longrope"): w'_k = w_k / f_k with f = short_factor or long_factor.
 struct longrope_scaling {
-  std::vector<double> short_factor;  ///< R/2 entries
-  std::vector<double> long_factor;   ///< R/2 entries
-  std::int64_t original_max_position = 0;  ///< L0 (required, > 0)
+  std::vector<double> short_factor;          ///< R/2 entries
+  std::vector<double> long_factor;           ///< R/2 entries
+  std::int64_t original_max_position = 0;    ///< L0 (required, > 0)
   std::optional<double> factor{};            ///< s; absent: max_position / L0
-  std::int64_t max_position = 0;           ///< max_position_embeddings, used only when factor is absent
+  std::int64_t max_position = 0;             ///< max_position_embeddings, used only when factor is absent
   std::optional<double> attention_factor{};  ///< M; absent: sqrt(1 + ln(s) / ln(L0)) for s > 1, else 1
   longrope_switch switch_policy = longrope_switch::per_call_max_position;
   std::int64_t capacity = 0;  ///< context capacity for fixed_by_capacity
@@ -122,9 +122,9 @@ enum class partial_rotary_mode : unsigned char {
 
 /// Everything that defines a RoPE encoder.
 struct rope_config {
-  int head_dim = 0;                             ///< D (required)
+  int head_dim = 0;                               ///< D (required)
   std::optional<int> rotary_dim{};                ///< R; absent: floor(D * partial_rotary_factor), or D - rotary_offset
-  std::optional<double> partial_rotary_factor{};  ///< in (0, 1]; ignored when rotary_dim is given (contradiction = error)
+  std::optional<double> partial_rotary_factor{};  ///< in (0, 1]; must agree with rotary_dim when both given
   partial_rotary_mode partial_mode = partial_rotary_mode::prefix;
   int rotary_offset = 0;  ///< first rotated element inside the head (DeepSeek nope-first, ggml n_offs)
   double theta = 10000;   ///< base (rope_theta)

@@ -1,0 +1,113 @@
+// posenc/rope/cos_sin_table.hpp — cos/sin rows (positions x pairs) for a RoPE frequency set.
+//
+// Part 2 of DESIGN §6. Rows hold M*cos(p*w_k) and M*sin(p*w_k) for positions [first, first+count).
+// angle_mode::exact forms and range-reduces every angle in double (kernels::compute_angles) and
+// rounds once to C, so float rows are within ~6e-8 of the exact value at any position (PE_SPEC
+// §1.3); angle_mode::reference_fp32 reproduces Hugging Face's float32 arithmetic instead.
+// A table is optional: the encoder computes rows on the fly for positions no table covers.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <posenc/core/assert.hpp>
+#include <posenc/core/errors.hpp>
+#include <posenc/kernels/angles.hpp>
+#include <posenc/kernels/types.hpp>
+#include <posenc/rope/angles.hpp>
+#include <posenc/rope/frequencies.hpp>
+
+namespace posenc::inline v0 {
+
+namespace detail {
+
+/// Rows for `count` positions: row t at cos + t * stride, f.pairs values each, magnitude
+/// `magnitude` folded in. exact: double angles via kernels::compute_angles (the SIMD entry).
+/// reference_fp32: w_f = float(w); angle = float(float(p) * w_f); float cos/sin; then * float(M)
+/// in float, as HF LlamaRotaryEmbedding does (the value is then widened to C if C is double).
+template <class C>
+void fill_angle_rows(const frequencies_view& f, angle_mode mode, const std::int64_t* positions, std::ptrdiff_t count,
+                     double magnitude, C* cos, C* sin, std::ptrdiff_t stride) noexcept {
+  if (mode == angle_mode::exact) {
+    kernels::compute_angles(f.inv_freq, f.pairs, positions, count, magnitude, cos, sin, stride);
+    return;
+  }
+  const auto m = static_cast<float>(magnitude);
+  for (std::ptrdiff_t t = 0; t < count; ++t) {
+    for (int k = 0; k < f.pairs; ++k) {
+      float s, c;
+      sincos_reference_fp32(positions[t], static_cast<float>(f.inv_freq[k]), s, c);
+      cos[t * stride + k] = static_cast<C>(c * m);
+      sin[t * stride + k] = static_cast<C>(s * m);
+    }
+  }
+}
+
+}  // namespace detail
+
+/// A cos/sin table for positions [first, first + count): `pairs()` values per row, M folded in.
+/// C is float (tables for float/bfloat16/float16 storage) or double (for double storage).
+template <class C>
+requires std::same_as<C, float> || std::same_as<C, double>
+class cos_sin_table {
+ public:
+  /// Builds rows for positions [first, first + count) from `f` (magnitude f.attention_scaling).
+  /// Throws config_error when count < 0 or first + count overflows.
+  cos_sin_table(const rope_frequencies& f, std::int64_t first, std::int64_t count, angle_mode mode = angle_mode::exact)
+      : inv_freq_(f.inv_freq), magnitude_(f.attention_scaling), mode_(mode), first_(first), count_(count) {
+    detail::require(count >= 0, "cos_sin_table.count", count, ">= 0");
+    detail::require(first <= INT64_MAX - count, "cos_sin_table.first", first, "first + count <= INT64_MAX");
+    const auto P = static_cast<std::size_t>(pairs());
+    cos_.resize(static_cast<std::size_t>(count) * P);
+    sin_.resize(cos_.size());
+    constexpr std::int64_t block = 256;
+    std::int64_t pos[block];
+    for (std::int64_t r0 = 0; r0 < count; r0 += block) {
+      const std::int64_t n = std::min(block, count - r0);
+      for (std::int64_t i = 0; i < n; ++i) pos[i] = first + r0 + i;
+      const auto off = static_cast<std::size_t>(r0) * P;
+      detail::fill_angle_rows(frequencies(), mode, pos, n, magnitude_, cos_.data() + off, sin_.data() + off,
+                              static_cast<std::ptrdiff_t>(P));
+    }
+  }
+
+  [[nodiscard]] std::int64_t first() const noexcept { return first_; }
+  [[nodiscard]] std::int64_t count() const noexcept { return count_; }
+  [[nodiscard]] int pairs() const noexcept { return static_cast<int>(inv_freq_.size()); }
+  [[nodiscard]] angle_mode mode() const noexcept { return mode_; }
+  [[nodiscard]] double magnitude() const noexcept { return magnitude_; }
+  [[nodiscard]] bool contains(std::int64_t p) const noexcept { return p >= first_ && p - first_ < count_; }
+
+  /// Row of position p (contains(p) required): pairs() cos values, then use sin_row for sines.
+  [[nodiscard]] const C* cos_row(std::int64_t p) const noexcept {
+    POSENC_ASSERT(contains(p));
+    return cos_.data() + static_cast<std::size_t>(p - first_) * static_cast<std::size_t>(pairs());
+  }
+  [[nodiscard]] const C* sin_row(std::int64_t p) const noexcept {
+    POSENC_ASSERT(contains(p));
+    return sin_.data() + static_cast<std::size_t>(p - first_) * static_cast<std::size_t>(pairs());
+  }
+
+  /// Kernel view of the whole table: token t reads row row_of[t] (= position - first()).
+  [[nodiscard]] kernels::angle_rows<C> rows(const std::int64_t* row_of = nullptr) const noexcept {
+    return {cos_.data(), sin_.data(), pairs(), row_of};
+  }
+
+  /// The frequencies the table was built from (for positions outside it).
+  [[nodiscard]] detail::frequencies_view frequencies() const noexcept {
+    return {inv_freq_.data(), pairs(), magnitude_};
+  }
+
+ private:
+  std::vector<double> inv_freq_;
+  double magnitude_;
+  angle_mode mode_;
+  std::int64_t first_, count_;
+  std::vector<C> cos_, sin_;
+};
+
+}  // namespace posenc::inline v0

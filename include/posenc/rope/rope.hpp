@@ -1,0 +1,187 @@
+// posenc/rope/rope.hpp — the RoPE encoder (Su et al. 2021, eq. 34): rotates q and k by position.
+//
+// Ties a rope_schedule (frequencies, rope/schedule.hpp) to the rotation kernels (kernels/rotate.hpp)
+// and applies it in place to [batch, token, head, head_dim] views with one int64 position per
+// (batch, token). Models qk_transform_encoding and has_softmax_scale_multiplier. It does not own a
+// KV cache; it offers what one needs: rotate/inverse with explicit frequencies, rotate_delta
+// (K-shift) and rerotate (schedule switch). Pairings inside one head row (o = rotary_offset):
+//
+//   half_split (NeoX, HF):  [ o ... | x0 x1 .. x(P-1) | xP .. x(R-1) | tail (pass-through) ]
+//                                     pair k = (x[o+k], x[o+k+P])
+//   interleaved (GPT-J):    [ o ... | x0 x1 | x2 x3 | .. | x(R-2) x(R-1) | tail ]
+//                                     pair k = (x[o+2k], x[o+2k+1])
+//   proportional partial:   half_split over all D-o elements, pairs k >= R/2 have w = 0
+//
+//   x'[i0] = M (x[i0] cos(p w_k) - x[i1] sin(p w_k)),  x'[i1] = M (x[i0] sin(p w_k) + x[i1] cos(p w_k))
+//
+// Allocation: none per call for R <= 4096 (cos/sin for a chunk of tokens live on the stack, see
+// rope/rotate_view.hpp); positions beyond any table are computed on the fly, so there is no
+// maximum length. Length-dependent schedules pick their frequencies from max(positions) + 1 of
+// the call (HF); note that HF additionally keeps the largest length seen, which differs only when
+// a later call is shorter but still > L0.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include <posenc/core/assert.hpp>
+#include <posenc/core/element.hpp>
+#include <posenc/core/tensor_view.hpp>
+#include <posenc/kernels/angles.hpp>
+#include <posenc/kernels/types.hpp>
+#include <posenc/rope/angles.hpp>
+#include <posenc/rope/config.hpp>
+#include <posenc/rope/cos_sin_table.hpp>
+#include <posenc/rope/frequencies.hpp>
+#include <posenc/rope/rotate_view.hpp>
+#include <posenc/rope/schedule.hpp>
+
+namespace posenc::inline v0 {
+
+/// The rotary position embedding encoder. Immutable after construction; copyable; every member
+/// function is const and safe to call from several threads at once.
+class rope {
+ public:
+  /// Validates `c` (config_error naming the parameter for every PE_SPEC §12 case).
+  explicit rope(rope_config c) : sched_(std::move(c)) {}
+
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "rope"; }
+  /// D: elements per head row the views must have.
+  [[nodiscard]] std::ptrdiff_t head_dim() const noexcept { return sched_.config().head_dim; }
+  /// R: rotated elements per head row.
+  [[nodiscard]] int rotary_dim() const noexcept { return sched_.rotary_dim(); }
+  [[nodiscard]] const rope_config& config() const noexcept { return sched_.config(); }
+  [[nodiscard]] const rope_schedule& schedule() const noexcept { return sched_; }
+  /// The static frequencies (schedule().base()).
+  [[nodiscard]] const rope_frequencies& frequencies() const noexcept { return sched_.base(); }
+  /// Multiplier for the attention's softmax scale (DeepSeek YaRN get_mscale(s, mscale_all_dim)^2; else 1).
+  [[nodiscard]] double softmax_scale_multiplier() const noexcept { return sched_.base().softmax_scale_multiplier; }
+  /// max(positions) + 1: the length a call stands for (what length-dependent schedules key on).
+  [[nodiscard]] std::int64_t effective_length(std::span<const std::int64_t> positions) const noexcept {
+    return rope_schedule::effective_length(positions);
+  }
+  /// The frequencies a call of effective length `len` uses (a KV cache compares these to detect switches).
+  [[nodiscard]] rope_frequencies at(std::int64_t len) const { return sched_.at(len); }
+
+  /// Rotates queries forward by their positions (positions.size() == batch * tokens).
+  template <storage_type T>
+  void transform_q(tensor_view<T> q, std::span<const std::int64_t> positions) const noexcept {
+    apply_schedule(q, positions);
+  }
+  /// Rotates keys forward by their positions (the same rotation as queries).
+  template <storage_type T>
+  void transform_k(tensor_view<T> k, std::span<const std::int64_t> positions) const noexcept {
+    apply_schedule(k, positions);
+  }
+
+  /// Rotates x by explicit frequencies `f`. forward: R(p w) with magnitude M; inverse: the exact
+  /// inverse of forward (angle negated, magnitude 1/M). Uses config().angles.
+  template <storage_type T>
+  void rotate(tensor_view<T> x, std::span<const std::int64_t> positions, const rope_frequencies& f,
+              kernels::rotation dir = kernels::rotation::forward) const noexcept {
+    POSENC_ASSERT(static_cast<int>(f.inv_freq.size()) == sched_.pairs());
+    apply(x, positions, detail::view_of(f), dir);
+  }
+
+  /// Rotates x with rows from `table` where it covers the position and on the fly elsewhere (same
+  /// frequencies and angle mode as the table). inverse negates sin (exact inverse only when M = 1).
+  template <storage_type T>
+  void rotate(tensor_view<T> x, std::span<const std::int64_t> positions, const cos_sin_table<compute_t<T>>& table,
+              kernels::rotation dir = kernels::rotation::forward) const noexcept {
+    using C = compute_t<T>;
+    POSENC_ASSERT(table.pairs() == sched_.pairs());
+    POSENC_ASSERT(static_cast<std::ptrdiff_t>(positions.size()) == x.batch() * x.tokens());
+    const auto f = table.frequencies();
+    detail::rotate_view(
+        sched_.geometry(), x, f.pairs,
+        [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
+          for (std::ptrdiff_t t = 0; t < n; ++t) {
+            const std::int64_t p = positions[static_cast<std::size_t>(i0 + t)];
+            C* c = cos + t * f.pairs;
+            C* s = sin + t * f.pairs;
+            if (table.contains(p)) {
+              std::copy_n(table.cos_row(p), f.pairs, c);
+              std::copy_n(table.sin_row(p), f.pairs, s);
+            } else {
+              detail::fill_angle_rows(f, table.mode(), &p, 1, f.magnitude, c, s, f.pairs);
+            }
+          }
+        },
+        dir);
+  }
+
+  /// K-shift: rotates x (already rotated keys) by `delta_per_token` more positions under `f`
+  /// (llama.cpp context shift, HF SinkCache). The magnitude is NOT re-applied. Exact angles.
+  template <storage_type T>
+  void rotate_delta(tensor_view<T> x, std::span<const std::int64_t> delta_per_token,
+                    const rope_frequencies& f) const noexcept {
+    using C = compute_t<T>;
+    POSENC_ASSERT(static_cast<int>(f.inv_freq.size()) == sched_.pairs());
+    POSENC_ASSERT(static_cast<std::ptrdiff_t>(delta_per_token.size()) == x.batch() * x.tokens());
+    const int P = sched_.pairs();
+    detail::rotate_view(sched_.geometry(), x, P, [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
+      kernels::compute_angles(f.inv_freq.data(), P, delta_per_token.data() + i0, n, 1.0, cos, sin, P);
+    });
+  }
+
+  /// Schedule switch: keys rotated at `positions` under `from` become keys rotated under `to`
+  /// (angle p * (w_to - w_from), each product range-reduced in double; magnitude M_to / M_from),
+  /// in one rounding of the stored values. Exact angles regardless of config().angles.
+  template <storage_type T>
+  void rerotate(tensor_view<T> k, std::span<const std::int64_t> positions, const rope_frequencies& from,
+                const rope_frequencies& to) const noexcept {
+    using C = compute_t<T>;
+    const int P = sched_.pairs();
+    POSENC_ASSERT(static_cast<int>(from.inv_freq.size()) == P && static_cast<int>(to.inv_freq.size()) == P);
+    POSENC_ASSERT(static_cast<std::ptrdiff_t>(positions.size()) == k.batch() * k.tokens());
+    const double m = to.attention_scaling / from.attention_scaling;
+    detail::rotate_view(sched_.geometry(), k, P, [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
+      for (std::ptrdiff_t t = 0; t < n; ++t) {
+        const std::int64_t p = positions[static_cast<std::size_t>(i0 + t)];
+        for (int j = 0; j < P; ++j) {
+          const auto u = static_cast<std::size_t>(j);
+          const double phi = detail::reduced_angle(p, to.inv_freq[u]) - detail::reduced_angle(p, from.inv_freq[u]);
+          cos[t * P + j] = static_cast<C>(m * std::cos(phi));
+          sin[t * P + j] = static_cast<C>(m * std::sin(phi));
+        }
+      }
+    });
+  }
+
+ private:
+  template <storage_type T>
+  void apply_schedule(tensor_view<T> x, std::span<const std::int64_t> positions) const noexcept {
+    if (!sched_.length_dependent()) {
+      apply(x, positions, detail::view_of(sched_.base()), kernels::rotation::forward);
+      return;
+    }
+    detail::scratch<double, 512> buf(sched_.pairs());
+    const auto f = sched_.select(rope_schedule::effective_length(positions),
+                                 std::span<double>(buf.data(), static_cast<std::size_t>(sched_.pairs())));
+    apply(x, positions, f, kernels::rotation::forward);
+  }
+
+  template <storage_type T>
+  void apply(tensor_view<T> x, std::span<const std::int64_t> positions, const detail::frequencies_view& f,
+             kernels::rotation dir) const noexcept {
+    using C = compute_t<T>;
+    POSENC_ASSERT(static_cast<std::ptrdiff_t>(positions.size()) == x.batch() * x.tokens());
+    POSENC_ASSERT(x.dim() == head_dim());
+    const double m = dir == kernels::rotation::forward ? f.magnitude : 1.0 / f.magnitude;
+    const angle_mode mode = sched_.config().angles;
+    detail::rotate_view(
+        sched_.geometry(), x, f.pairs,
+        [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
+          detail::fill_angle_rows(f, mode, positions.data() + i0, n, m, cos, sin, f.pairs);
+        },
+        dir);
+  }
+
+  rope_schedule sched_;
+};
+
+}  // namespace posenc::inline v0
