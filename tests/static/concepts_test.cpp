@@ -26,3 +26,5 @@ static_assert(hooks_of<shaw_relative> == hook_relative_kv);
 // Score-bias encoders (hook 3).
 #include <posenc/encoders/t5.hpp>
 static_assert(hooks_of<t5_bias> == hook_score_bias);
+#include <posenc/encoders/alibi.hpp>
+static_assert(hooks_of<alibi> == hook_score_bias);
