@@ -1,0 +1,102 @@
+// posenc/config/json.hpp — config.json files via nlohmann-json (optional; link posenc::json).
+//
+// The only posenc header that includes <nlohmann/json.hpp>; posenc.hpp does not include it. It
+// converts JSON into the library's config_value tree and hands that to load_hf_config
+// (config/hf.hpp). Errors (missing file, malformed JSON, bad keys) are config_error naming the file
+// or the key. Nothing here is needed by the encoders themselves.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include <posenc/config/hf.hpp>
+#include <posenc/config/model_config.hpp>
+#include <posenc/config/value.hpp>
+#include <posenc/core/errors.hpp>
+
+namespace posenc::inline v0 {
+
+/// Converts a parsed JSON document. Nesting deeper than `max_depth` throws config_error (a model
+/// config is a few levels deep; the limit keeps hostile input from exhausting the stack).
+[[nodiscard]] inline config_value to_config_value(const nlohmann::json& j, int max_depth = 64) {
+  if (max_depth < 0) throw config_error("config", "nested too deeply (more than 64 levels)");
+  using t = nlohmann::json::value_t;
+  switch (j.type()) {
+    case t::null:
+    case t::discarded:
+      return {};
+    case t::boolean:
+      return config_value::boolean(j.get<bool>());
+    case t::number_integer:
+      return config_value::integer(j.get<std::int64_t>());
+    case t::number_unsigned: {
+      const auto u = j.get<std::uint64_t>();
+      if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        return config_value::integer(static_cast<std::int64_t>(u));
+      return config_value::number(static_cast<double>(u));
+    }
+    case t::number_float:
+      return config_value::number(j.get<double>());
+    case t::string:
+      return config_value::string(j.get<std::string>());
+    case t::array: {
+      config_value v = config_value::list();
+      for (const auto& e : j) v.push_back(to_config_value(e, max_depth - 1));
+      return v;
+    }
+    case t::object: {
+      config_value v = config_value::object();
+      for (auto it = j.begin(); it != j.end(); ++it) v.set(it.key(), to_config_value(it.value(), max_depth - 1));
+      return v;
+    }
+    case t::binary:
+      throw config_error("config", "binary JSON values are not supported");
+  }
+  return {};
+}
+
+/// Parses JSON text into a config_value; `source` names the text in messages (e.g. the file name).
+[[nodiscard]] inline config_value parse_config_json(std::string_view text, std::string_view source = "config.json") {
+  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    // Re-parse with exceptions for the position of the error (nlohmann says which byte).
+    try {
+      const auto again = nlohmann::json::parse(text.begin(), text.end());
+      (void)again;
+    } catch (const nlohmann::json::exception& e) {
+      std::string what = e.what();
+      if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+      throw config_error(source, "malformed JSON: " + what);
+    }
+    throw config_error(source, "malformed JSON");
+  }
+  return to_config_value(j);
+}
+
+/// Reads a whole file; throws config_error naming the path when it cannot be read.
+[[nodiscard]] inline std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw config_error(path, "cannot open file");
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) throw config_error(path, "cannot read file");
+  return std::move(s).str();
+}
+
+/// Loads a Hugging Face config.json (PE_SPEC §11) from JSON text.
+[[nodiscard]] inline model_config load_hf_config_json(std::string_view text, std::string_view source = "config.json") {
+  return load_hf_config(parse_config_json(text, source));
+}
+
+/// Loads a Hugging Face config.json file.
+[[nodiscard]] inline model_config load_hf_config_file(const std::string& path) {
+  return load_hf_config_json(read_text_file(path), path);
+}
+
+}  // namespace posenc::inline v0
