@@ -1,30 +1,173 @@
-// posenc/kernels/rotate.hpp — the public entry point of the rotation kernels.
+// posenc/kernels/rotate.hpp — the public entry points of the rotation kernels.
 //
 // `kernels::rotate` rotates [tokens, heads, head_dim] rows by per-token cos/sin rows with the best
-// kernel for this CPU. Engines call it on their own row ranges from their own thread pools; it
-// never allocates or throws. See kernels/types.hpp for the memory contract.
+// kernel for this CPU (kernels/isa.hpp: chosen once, overridable). Variants: a row range for the
+// caller's thread pool, a built-in std::thread split, on-the-fly angles from positions, and a
+// fused q+k call. None of the kernel entries allocates or throws (except rotate_parallel, which
+// starts threads). See kernels/types.hpp for the memory contract and the pairing sketch.
+//
+// Contract shared by every entry:
+//   - geometry: rotary_dim even >= 2, offset >= 0, offset + rotary_dim <= head_dim (POSENC_ASSERT);
+//   - rows: elements of a row contiguous; token and head strides arbitrary (in elements, may be
+//     negative or larger than head_dim); any alignment (64-byte aligned rows are the fast case);
+//   - dst may equal src (in place) but must not partially overlap it; out of place, the elements
+//     outside the rotary slice are copied; outputs larger than stream_threshold() are written with
+//     non-temporal stores (vector-aligned rows only);
+//   - angles hold M*cos and M*sin (M = magnitude), C = compute_t<T>; inverse negates sin, so
+//     inverse undoes forward when M = 1; a "delta" rotation is forward with delta angles;
+//   - results are bit-exact with kernels::scalar (same products and sums, no FMA) in builds
+//     without -mfma/-march (the compiler may contract the scalar loop otherwise).
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include <posenc/kernels/angles.hpp>
+#include <posenc/kernels/arm/neon/rotate.hpp>
+#include <posenc/kernels/isa.hpp>
 #include <posenc/kernels/scalar/rotate.hpp>
 #include <posenc/kernels/types.hpp>
+#include <posenc/kernels/x86/avx2/rotate.hpp>
+#include <posenc/kernels/x86/avx512/rotate.hpp>
 
 namespace posenc::inline v0::kernels {
+inline namespace POSENC_KERNELS_ABI {
+
+namespace impl {
+template <class T>
+[[nodiscard]] inline head_rows<const T> as_const(head_rows<T> x) noexcept {
+  return {x.data, x.tokens, x.heads, x.token_stride, x.head_stride};
+}
+template <class T>
+[[nodiscard]] inline bool wants_stream(head_rows<const T> src, head_rows<T> dst, int head_dim) noexcept {
+  const auto bytes = static_cast<std::size_t>(dst.tokens * dst.heads) * static_cast<std::size_t>(head_dim) * sizeof(T);
+  return src.data != dst.data && bytes > stream_threshold();
+}
+template <storage_type T, class C>
+inline void rotate_rows_on(isa which, const rope_geometry& g, head_rows<const T> src, head_rows<T> dst,
+                           angle_rows<C> angles, rotation dir, std::ptrdiff_t begin, std::ptrdiff_t end,
+                           bool stream) noexcept {
+  POSENC_KERNELS_DISPATCH(which, rotate_rows(g, src, dst, angles, dir, begin, end, stream));
+}
+inline void check_geometry(const rope_geometry& g) noexcept {
+  POSENC_ASSERT(g.rotary_dim >= 2 && g.rotary_dim % 2 == 0 && g.offset >= 0 && g.offset + g.rotary_dim <= g.head_dim);
+  static_cast<void>(g);
+}
+}  // namespace impl
+
+/// Rows [row_begin, row_end) of the token-major row order (row r = token r / heads, head
+/// r % heads): the unit callers' thread pools split. `stream` forces non-temporal stores on or off
+/// for this range (the whole-tensor entries decide it from the total size).
+template <storage_type T, class C>
+requires std::same_as<C, compute_t<T>>
+inline void rotate_rows(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
+                        rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end, bool stream = false) noexcept {
+  impl::check_geometry(g);
+  POSENC_ASSERT(src.tokens == dst.tokens && src.heads == dst.heads);
+  POSENC_ASSERT(0 <= row_begin && row_begin <= row_end && row_end <= src.tokens * src.heads);
+  impl::rotate_rows_on(active_isa(), g, src, dst, angles, dir, row_begin, row_end, stream);
+}
 
 /// dst = R(angles) src for every head row (dst may equal src; partial overlap is not allowed).
 /// C is compute_t<T>: float tables for float/bfloat16/float16 storage, double for double.
 template <storage_type T, class C>
-  requires std::same_as<C, compute_t<T>>
+requires std::same_as<C, compute_t<T>>
 inline void rotate(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
                    rotation dir = rotation::forward) noexcept {
-  scalar::rotate(g, src, dst, angles, dir);
+  rotate_rows(g, src, dst, angles, dir, 0, src.tokens * src.heads, impl::wants_stream(src, dst, g.head_dim));
 }
 
 /// In-place convenience overload.
 template <storage_type T, class C>
-  requires std::same_as<C, compute_t<T>>
+requires std::same_as<C, compute_t<T>>
 inline void rotate(const rope_geometry& g, head_rows<T> x, angle_rows<C> angles,
                    rotation dir = rotation::forward) noexcept {
-  rotate(g, head_rows<const T>{x.data, x.tokens, x.heads, x.token_stride, x.head_stride}, x, angles, dir);
+  rotate(g, impl::as_const(x), x, angles, dir);
 }
 
+/// rotate() split over `threads` std::threads (the caller runs one share). Runs inline when
+/// threads <= 1 or there is less than one row per thread. Starts threads, so it may throw
+/// std::system_error; use rotate_rows from an existing pool on hot paths.
+template <storage_type T, class C>
+requires std::same_as<C, compute_t<T>>
+inline void rotate_parallel(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
+                            rotation dir, int threads) {
+  const std::ptrdiff_t rows = src.tokens * src.heads;
+  const std::ptrdiff_t n = std::clamp<std::ptrdiff_t>(threads, 1, std::max<std::ptrdiff_t>(rows, 1));
+  const bool stream = impl::wants_stream(src, dst, g.head_dim);
+  std::vector<std::jthread> pool;
+  pool.reserve(static_cast<std::size_t>(n - 1));
+  for (std::ptrdiff_t i = 1; i < n; ++i) {
+    pool.emplace_back([=, &g] { rotate_rows(g, src, dst, angles, dir, rows * i / n, rows * (i + 1) / n, stream); });
+  }
+  rotate_rows(g, src, dst, angles, dir, 0, rows / n, stream);
+}
+
+/// On-the-fly angles: token t is rotated by M * (cos, sin)(positions[t] * inv_freq[k]), computed
+/// per token (vectorised, double range reduction) instead of read from a table, for positions no
+/// table covers. fp32 angles are within 2e-7 (absolute, times M) of exact at any |position| < 2^31
+/// and stay correct beyond; double storage uses compute_angles (DESIGN §5). `inv_freq` has
+/// g.pairs() entries, g.pairs() <= max_on_the_fly_pairs.
+template <storage_type T>
+inline void rotate_positions(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, const double* inv_freq,
+                             const std::int64_t* positions, double magnitude,
+                             rotation dir = rotation::forward) noexcept {
+  using C = compute_t<T>;
+  impl::check_geometry(g);
+  POSENC_ASSERT(g.pairs() <= max_on_the_fly_pairs);
+  const isa which = active_isa();
+  const bool stream = impl::wants_stream(src, dst, g.head_dim);
+  alignas(64) C cs[2 * max_on_the_fly_pairs];
+  for (std::ptrdiff_t t = 0; t < src.tokens; ++t) {
+    impl::row_angles_on(which, inv_freq, g.pairs(), positions[t], magnitude, cs, cs + max_on_the_fly_pairs);
+    impl::rotate_rows_on(which, g, src, dst, angle_rows<C>{cs, cs + max_on_the_fly_pairs, 0}, dir, t * src.heads,
+                         (t + 1) * src.heads, stream);
+  }
+}
+
+/// In-place convenience overload.
+template <storage_type T>
+inline void rotate_positions(const rope_geometry& g, head_rows<T> x, const double* inv_freq,
+                             const std::int64_t* positions, double magnitude,
+                             rotation dir = rotation::forward) noexcept {
+  rotate_positions(g, impl::as_const(x), x, inv_freq, positions, magnitude, dir);
+}
+
+/// q and k rotated in place in one pass over the tokens (the token's angle row is read once for
+/// both). q and k may have different head counts and strides but the same token count.
+template <storage_type T, class C>
+requires std::same_as<C, compute_t<T>>
+inline void rotate_qk(const rope_geometry& g, head_rows<T> q, head_rows<T> k, angle_rows<C> angles,
+                      rotation dir = rotation::forward) noexcept {
+  impl::check_geometry(g);
+  POSENC_ASSERT(q.tokens == k.tokens);
+  const isa which = active_isa();
+  for (std::ptrdiff_t t = 0; t < q.tokens; ++t) {
+    impl::rotate_rows_on(which, g, impl::as_const(q), q, angles, dir, t * q.heads, (t + 1) * q.heads, false);
+    impl::rotate_rows_on(which, g, impl::as_const(k), k, angles, dir, t * k.heads, (t + 1) * k.heads, false);
+  }
+}
+
+/// Fused q+k with on-the-fly angles from per-token positions (see rotate_positions): the angles
+/// of each token are computed once and used for every q and k head.
+template <storage_type T>
+inline void rotate_qk(const rope_geometry& g, head_rows<T> q, head_rows<T> k, const double* inv_freq,
+                      const std::int64_t* positions, double magnitude, rotation dir = rotation::forward) noexcept {
+  using C = compute_t<T>;
+  impl::check_geometry(g);
+  POSENC_ASSERT(q.tokens == k.tokens && g.pairs() <= max_on_the_fly_pairs);
+  const isa which = active_isa();
+  alignas(64) C cs[2 * max_on_the_fly_pairs];
+  const angle_rows<C> row{cs, cs + max_on_the_fly_pairs, 0};
+  for (std::ptrdiff_t t = 0; t < q.tokens; ++t) {
+    impl::row_angles_on(which, inv_freq, g.pairs(), positions[t], magnitude, cs, cs + max_on_the_fly_pairs);
+    impl::rotate_rows_on(which, g, impl::as_const(q), q, row, dir, t * q.heads, (t + 1) * q.heads, false);
+    impl::rotate_rows_on(which, g, impl::as_const(k), k, row, dir, t * k.heads, (t + 1) * k.heads, false);
+  }
+}
+
+}  // namespace POSENC_KERNELS_ABI
 }  // namespace posenc::inline v0::kernels

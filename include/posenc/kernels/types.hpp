@@ -53,8 +53,8 @@ template <class C>
 struct angle_rows {
   const C* cos = nullptr;
   const C* sin = nullptr;
-  std::ptrdiff_t stride = 0;               ///< elements between consecutive rows
-  const std::int64_t* row_of = nullptr;    ///< optional: token t uses row row_of[t]
+  std::ptrdiff_t stride = 0;             ///< elements between consecutive rows
+  const std::int64_t* row_of = nullptr;  ///< optional: token t uses row row_of[t]
   [[nodiscard]] std::ptrdiff_t index(std::ptrdiff_t t) const noexcept {
     return (row_of ? static_cast<std::ptrdiff_t>(row_of[t]) : t) * stride;
   }

@@ -2,22 +2,28 @@
 //
 // The documented oracle every SIMD kernel is tested against. Arithmetic is in compute_t<T>
 // (float for float/bfloat16/float16 storage, double for double), one rounding per product and
-// per sum, in exactly this order: a*c - b*s and a*s + b*c. SIMD kernels that keep this order (no
-// FMA) are bit-exact with it.
+// per sum, in exactly this order: a*c - b*s and a*s + b*c. SIMD kernels keep this order (no FMA)
+// and are bit-exact with it. (A TU built with -mfma/-march may let the compiler contract this
+// loop into FMAs; tests build without such flags.)
 #pragma once
 
 #include <cstddef>
 
 #include <posenc/core/assert.hpp>
+#include <posenc/kernels/isa.hpp>
 #include <posenc/kernels/types.hpp>
 
-namespace posenc::inline v0::kernels::scalar {
+namespace posenc::inline v0::kernels {
+inline namespace POSENC_KERNELS_ABI {
+namespace scalar {
 
 /// Rotates one head row: dst = R(angles) src over the rotary slice; when dst != src the elements
-/// outside the slice are copied. src and dst must be equal or not overlap.
+/// outside the slice are copied. src and dst must be equal or not overlap. `stream` is a hint
+/// (non-temporal stores) that the scalar kernel ignores.
 template <storage_type T, class C>
-inline void rotate_row(const rope_geometry& g, const T* src, T* dst, const C* cos, const C* sin,
-                       rotation dir) noexcept {
+inline void rotate_row(const rope_geometry& g, const T* src, T* dst, const C* cos, const C* sin, rotation dir,
+                       bool stream = false) noexcept {
+  static_cast<void>(stream);
   using F = compute_t<T>;
   const int P = g.pairs();
   const int step = g.layout == pairing::interleaved ? 2 : 1;
@@ -41,6 +47,18 @@ inline void rotate_row(const rope_geometry& g, const T* src, T* dst, const C* co
   }
 }
 
+/// Rotates rows [row_begin, row_end) of the token-major row order (row r = token r / heads, head
+/// r % heads). Token t uses angle row `angles.index(t)`.
+template <storage_type T, class C>
+inline void rotate_rows(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
+                        rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end, bool stream = false) noexcept {
+  if (src.heads <= 0) return;
+  for (std::ptrdiff_t r = row_begin; r < row_end; ++r) {
+    const std::ptrdiff_t t = r / src.heads, h = r % src.heads, a = angles.index(t);
+    rotate_row(g, src.row(t, h), dst.row(t, h), angles.cos + a, angles.sin + a, dir, stream);
+  }
+}
+
 /// Rotates every head row of `src` into `dst` (same shape; may be the same memory). Token t of
 /// every head uses angle row `angles.index(t)`.
 template <storage_type T, class C>
@@ -48,11 +66,9 @@ inline void rotate(const rope_geometry& g, head_rows<const T> src, head_rows<T> 
                    rotation dir) noexcept {
   POSENC_ASSERT(g.rotary_dim >= 2 && g.rotary_dim % 2 == 0 && g.offset >= 0 && g.offset + g.rotary_dim <= g.head_dim);
   POSENC_ASSERT(src.tokens == dst.tokens && src.heads == dst.heads);
-  for (std::ptrdiff_t t = 0; t < src.tokens; ++t) {
-    const std::ptrdiff_t r = angles.index(t);
-    for (std::ptrdiff_t h = 0; h < src.heads; ++h)
-      rotate_row(g, src.row(t, h), dst.row(t, h), angles.cos + r, angles.sin + r, dir);
-  }
+  rotate_rows(g, src, dst, angles, dir, 0, src.tokens * src.heads);
 }
 
-}  // namespace posenc::inline v0::kernels::scalar
+}  // namespace scalar
+}  // namespace POSENC_KERNELS_ABI
+}  // namespace posenc::inline v0::kernels

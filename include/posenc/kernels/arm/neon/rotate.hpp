@@ -1,0 +1,3 @@
+// posenc/kernels/arm/neon/rotate.hpp — NEON kernel (placeholder, filled below).
+#pragma once
+#include <posenc/kernels/scalar/rotate.hpp>

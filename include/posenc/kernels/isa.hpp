@@ -1,0 +1,276 @@
+// posenc/kernels/isa.hpp — instruction sets, CPU detection, and the choice of kernel.
+//
+// The best kernel the CPU supports is chosen once at run time and cached; set_isa / scoped_isa or
+// the environment variable POSENC_ISA=scalar|avx2|avx512|neon override it, and defining
+// POSENC_FORCE_ISA_SCALAR / _AVX2 / _AVX512 / _NEON before including posenc makes the choice at
+// compile time (no detection, no override, direct calls). No -march flag is ever needed.
+//
+// The ODR trap (an inline function compiled in two TUs with different -m flags has two bodies under
+// one symbol, and the linker keeps either one) is avoided twice over: every ISA's kernels live in
+// their own namespace (kernels::avx2, ::avx512, ...) and carry a function target attribute, so
+// their bodies do not depend on the TU's flags; and every kernel, including the scalar reference
+// and the dispatching entries, sits in an inline namespace named after the TU's own baseline and
+// forced ISA (POSENC_KERNELS_ABI), so a TU built with -mavx512f never lends its bodies to one
+// built for plain x86-64. Only the cached choice itself (an atomic, no ISA-dependent code) is one
+// object shared by every TU.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include <posenc/core/platform.hpp>
+
+#if POSENC_HAS_X86_KERNELS
+#include <cpuid.h>
+#endif
+
+// ---- compile-time choice --------------------------------------------------------------------
+#if defined(POSENC_FORCE_ISA_SCALAR)
+#define POSENC_FORCED_ISA_TAG force_scalar
+#elif defined(POSENC_FORCE_ISA_AVX2)
+#define POSENC_FORCED_ISA_TAG force_avx2
+#elif defined(POSENC_FORCE_ISA_AVX512)
+#define POSENC_FORCED_ISA_TAG force_avx512
+#elif defined(POSENC_FORCE_ISA_NEON)
+#define POSENC_FORCED_ISA_TAG force_neon
+#else
+#define POSENC_FORCED_ISA_TAG dispatch
+#endif
+
+#if defined(POSENC_FORCE_ISA_AVX2) && !POSENC_HAS_X86_KERNELS
+#error "POSENC_FORCE_ISA_AVX2 needs GCC or Clang on x86-64"
+#endif
+#if defined(POSENC_FORCE_ISA_AVX512) && !POSENC_HAS_X86_KERNELS
+#error "POSENC_FORCE_ISA_AVX512 needs GCC or Clang on x86-64"
+#endif
+#if defined(POSENC_FORCE_ISA_NEON) && !POSENC_HAS_NEON_KERNELS
+#error "POSENC_FORCE_ISA_NEON needs AArch64 with NEON"
+#endif
+
+// The TU's own baseline: what the compiler may use in code without a target attribute.
+#if defined(__AVX512F__)
+#define POSENC_BASELINE_TAG avx512
+#elif defined(__AVX2__)
+#define POSENC_BASELINE_TAG avx2
+#elif defined(__AVX__)
+#define POSENC_BASELINE_TAG avx
+#elif defined(__ARM_NEON)
+#define POSENC_BASELINE_TAG neon
+#else
+#define POSENC_BASELINE_TAG base
+#endif
+
+#define POSENC_KERNELS_CAT3_(a, b, c) abi_##a##_##b##_##c
+#define POSENC_KERNELS_CAT3(a, b, c) POSENC_KERNELS_CAT3_(a, b, c)
+/// Inline namespace that holds every kernel; its name records the TU's baseline and forced ISA.
+#define POSENC_KERNELS_ABI POSENC_KERNELS_CAT3(POSENC_BASELINE_TAG, POSENC_FORCED_ISA_TAG, v0)
+
+namespace posenc::inline v0::kernels {
+
+/// Instruction sets with a kernel. Ordered: a larger value is preferred when supported.
+enum class isa : unsigned char { scalar = 0, avx2 = 1, avx512 = 2, neon = 3 };
+
+/// Tag types with fallback inheritance (an avx512 overload set can fall back to avx2, then scalar).
+struct scalar_tag {};
+struct avx2_tag : scalar_tag {};
+struct avx512_tag : avx2_tag {};
+struct neon_tag : scalar_tag {};
+
+[[nodiscard]] constexpr std::string_view isa_name(isa i) noexcept {
+  switch (i) {
+    case isa::avx2:
+      return "avx2";
+    case isa::avx512:
+      return "avx512";
+    case isa::neon:
+      return "neon";
+    default:
+      return "scalar";
+  }
+}
+
+/// Parses "scalar", "avx2", "avx512" or "neon"; false for anything else.
+[[nodiscard]] constexpr bool parse_isa(std::string_view s, isa& out) noexcept {
+  for (isa i : {isa::scalar, isa::avx2, isa::avx512, isa::neon}) {
+    if (s == isa_name(i)) {
+      out = i;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace detail {
+// The cached choice: -1 = not chosen yet, else the isa value. A function-local static of a type
+// with constant initialisation: one object for the whole program and no ISA-dependent code.
+inline std::atomic<int>& isa_slot() noexcept {
+  static std::atomic<int> slot{-1};
+  return slot;
+}
+// Output bytes above which out-of-place kernels use non-temporal stores (default 8 MiB: larger
+// than the L2 and a fair share of a typical L3).
+inline std::atomic<std::size_t>& stream_threshold_slot() noexcept {
+  static std::atomic<std::size_t> bytes{std::size_t{8} << 20};
+  return bytes;
+}
+}  // namespace detail
+
+inline namespace POSENC_KERNELS_ABI {
+
+#if POSENC_HAS_X86_KERNELS
+namespace impl {
+// F16C through CPUID leaf 1 (Clang 14's __builtin_cpu_supports does not know "f16c"); every CPU
+// with AVX2 has it in practice, but check rather than assume.
+inline bool has_f16c() noexcept {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+}
+}  // namespace impl
+#endif
+
+/// True when this CPU (and this build) can run kernels of `i`.
+[[nodiscard]] inline bool isa_supported(isa i) noexcept {
+  switch (i) {
+    case isa::scalar:
+      return true;
+#if POSENC_HAS_X86_KERNELS
+    case isa::avx2:
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && impl::has_f16c();
+    case isa::avx512:
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+             __builtin_cpu_supports("fma") && impl::has_f16c();
+#endif
+#if POSENC_HAS_NEON_KERNELS
+    case isa::neon:
+      return true;  // NEON is baseline on AArch64
+#endif
+    default:
+      return false;
+  }
+}
+
+/// The best ISA this CPU supports, ignoring overrides.
+[[nodiscard]] inline isa best_supported_isa() noexcept {
+  for (isa i : {isa::avx512, isa::neon, isa::avx2}) {
+    if (isa_supported(i)) return i;
+  }
+  return isa::scalar;
+}
+
+/// The ISA the dispatching entries use. First call: POSENC_ISA from the environment if it names a
+/// supported ISA (an unsupported or unknown name is ignored), else best_supported_isa(); cached.
+[[nodiscard]] inline isa active_isa() noexcept {
+#if defined(POSENC_FORCE_ISA_SCALAR)
+  return isa::scalar;
+#elif defined(POSENC_FORCE_ISA_AVX2)
+  return isa::avx2;
+#elif defined(POSENC_FORCE_ISA_AVX512)
+  return isa::avx512;
+#elif defined(POSENC_FORCE_ISA_NEON)
+  return isa::neon;
+#else
+  const int cached = detail::isa_slot().load(std::memory_order_relaxed);
+  if (POSENC_LIKELY(cached >= 0)) return static_cast<isa>(cached);
+  isa chosen = best_supported_isa();
+  isa from_env;
+  if (const char* env = std::getenv("POSENC_ISA"); env && parse_isa(env, from_env) && isa_supported(from_env)) {
+    chosen = from_env;
+  }
+  int expected = -1;  // a concurrent first call computes the same value; keep whichever landed first
+  detail::isa_slot().compare_exchange_strong(expected, static_cast<int>(chosen), std::memory_order_relaxed);
+  return static_cast<isa>(detail::isa_slot().load(std::memory_order_relaxed));
+#endif
+}
+
+/// Makes the dispatching entries use `i` from now on (whole program). Returns false and changes
+/// nothing when the CPU does not support `i`. Has no effect in TUs built with POSENC_FORCE_ISA_*.
+inline bool set_isa(isa i) noexcept {
+  if (!isa_supported(i)) return false;
+  detail::isa_slot().store(static_cast<int>(i), std::memory_order_relaxed);
+  return true;
+}
+
+/// Forgets the cached choice: the next call detects again (and reads POSENC_ISA again).
+inline void reset_isa() noexcept {
+  detail::isa_slot().store(-1, std::memory_order_relaxed);
+}
+
+/// RAII override for tests and benchmarks: uses `i` (if supported) until destruction, then restores
+/// the previous choice. Not meant to be used concurrently with kernels on other threads.
+class scoped_isa {
+ public:
+  explicit scoped_isa(isa i) noexcept : previous_(detail::isa_slot().load(std::memory_order_relaxed)) {
+    ok_ = set_isa(i);
+  }
+  ~scoped_isa() { detail::isa_slot().store(previous_, std::memory_order_relaxed); }
+  scoped_isa(const scoped_isa&) = delete;
+  scoped_isa& operator=(const scoped_isa&) = delete;
+  /// False when the requested ISA is not supported (the previous choice stays active).
+  [[nodiscard]] bool active() const noexcept { return ok_; }
+
+ private:
+  int previous_;
+  bool ok_ = false;
+};
+
+/// Out-of-place calls whose output exceeds this many bytes use non-temporal (streaming) stores.
+[[nodiscard]] inline std::size_t stream_threshold() noexcept {
+  return detail::stream_threshold_slot().load(std::memory_order_relaxed);
+}
+inline void set_stream_threshold(std::size_t bytes) noexcept {
+  detail::stream_threshold_slot().store(bytes, std::memory_order_relaxed);
+}
+
+}  // namespace POSENC_KERNELS_ABI
+}  // namespace posenc::inline v0::kernels
+
+// Calls ns::call for the ISA `which` (an isa value): avx512::call, avx2::call, neon::call or
+// scalar::call. With POSENC_FORCE_ISA_* the switch is resolved at compile time.
+#if POSENC_HAS_X86_KERNELS
+#define POSENC_KERNELS_CASES_X86_(...) \
+  case ::posenc::kernels::isa::avx512: \
+    return avx512::__VA_ARGS__;        \
+  case ::posenc::kernels::isa::avx2:   \
+    return avx2::__VA_ARGS__;
+#else
+#define POSENC_KERNELS_CASES_X86_(...)
+#endif
+#if POSENC_HAS_NEON_KERNELS
+#define POSENC_KERNELS_CASES_NEON_(...) \
+  case ::posenc::kernels::isa::neon:    \
+    return neon::__VA_ARGS__;
+#else
+#define POSENC_KERNELS_CASES_NEON_(...)
+#endif
+
+#if defined(POSENC_FORCE_ISA_SCALAR)
+#define POSENC_KERNELS_DISPATCH(which, ...) \
+  static_cast<void>(which);                 \
+  return scalar::__VA_ARGS__
+#elif defined(POSENC_FORCE_ISA_AVX2)
+#define POSENC_KERNELS_DISPATCH(which, ...) \
+  static_cast<void>(which);                 \
+  return avx2::__VA_ARGS__
+#elif defined(POSENC_FORCE_ISA_AVX512)
+#define POSENC_KERNELS_DISPATCH(which, ...) \
+  static_cast<void>(which);                 \
+  return avx512::__VA_ARGS__
+#elif defined(POSENC_FORCE_ISA_NEON)
+#define POSENC_KERNELS_DISPATCH(which, ...) \
+  static_cast<void>(which);                 \
+  return neon::__VA_ARGS__
+#else
+#define POSENC_KERNELS_DISPATCH(which, ...) \
+  switch (which) {                          \
+    POSENC_KERNELS_CASES_X86_(__VA_ARGS__)  \
+    POSENC_KERNELS_CASES_NEON_(__VA_ARGS__) \
+    default:                                \
+      return scalar::__VA_ARGS__;           \
+  }
+#endif

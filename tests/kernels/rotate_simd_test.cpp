@@ -1,0 +1,302 @@
+// tests/kernels/rotate_simd_test.cpp — every SIMD kernel the machine runs against the scalar oracle.
+//
+// Sweep: storage float/double/bfloat16/float16, head dims 2..256 (odd pair counts), partial rotary
+// with pass-through tail, rotary offset, both pairings, padded token/head strides, unaligned and
+// 64-byte aligned rows, in and out of place (also with streaming stores), forward/inverse, table
+// rows with and without a gather index. Table mode must be bit-exact; on-the-fly angles are checked
+// against their documented bound. ISAs this CPU lacks are reported with WARN and skipped.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <posenc/kernels/rotate.hpp>
+
+namespace {
+
+namespace k = posenc::kernels;
+using posenc::bfloat16;
+using posenc::compute_t;
+using posenc::float16;
+
+// Runs fn() once per SIMD ISA with that ISA active; WARNs for the ones this CPU cannot run.
+template <class Fn>
+void for_each_simd_isa(Fn fn) {
+  for (k::isa i : {k::isa::avx2, k::isa::avx512, k::isa::neon}) {
+    if (!k::isa_supported(i)) {
+      WARN("ISA " << k::isa_name(i) << " not supported on this machine: skipped");
+      continue;
+    }
+    k::scoped_isa use(i);
+    REQUIRE(use.active());
+    REQUIRE(k::active_isa() == i);
+    INFO("isa " << k::isa_name(i));
+    fn(i);
+  }
+}
+
+struct geometry_case {
+  int D, R, o;
+};
+
+std::vector<geometry_case> geometry_sweep() {
+  std::vector<geometry_case> out;
+  for (int D : {2, 4, 6, 8, 10, 14, 16, 18, 22, 30, 32, 34, 46, 62, 64, 66, 80, 96, 126, 128, 130, 190, 254, 256}) {
+    out.push_back({D, D, 0});                                              // full rotary
+    if (D >= 6) out.push_back({D, (D / 2) & ~1, 0});                       // partial, tail passes through
+    if (D >= 8) out.push_back({D, std::max(2, (D / 3) & ~1), D / 4 | 1});  // offset (odd) + tail
+  }
+  return out;
+}
+
+// A buffer whose first row starts `shift` elements after a 64-byte boundary.
+template <class T>
+struct rows_buffer {
+  std::vector<T> storage;
+  std::size_t start = 0;
+  rows_buffer(std::size_t n, std::size_t shift) : storage(n + 64) {
+    const auto addr = reinterpret_cast<std::uintptr_t>(storage.data());
+    start = ((64 - addr % 64) % 64) / sizeof(T) + shift;
+  }
+  T* data() { return storage.data() + start; }
+};
+
+template <class T>
+T random_value(std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  if constexpr (std::is_same_v<T, double>) {
+    return std::uniform_real_distribution<double>(-2.0, 2.0)(rng);
+  } else {
+    return T(u(rng));
+  }
+}
+
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+std::vector<double> inv_freq(int pairs, double base) {
+  std::vector<double> w(static_cast<std::size_t>(pairs));
+  for (int i = 0; i < pairs; ++i) w[static_cast<std::size_t>(i)] = std::pow(base, -2.0 * i / (2.0 * pairs));
+  return w;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("SIMD rotation is bit-exact with the scalar kernel (table mode)", "[kernels][simd]", float, double,
+                   bfloat16, float16) {
+  using T = TestType;
+  using C = compute_t<T>;
+  std::mt19937 rng(42);
+  for_each_simd_isa([&](k::isa) {
+    std::size_t cases = 0;
+    for (const auto& gc : geometry_sweep()) {
+      for (auto layout : {k::pairing::half_split, k::pairing::interleaved}) {
+        const k::rope_geometry g{gc.D, gc.R, gc.o, layout};
+        const int P = g.pairs();
+        // Angle table of 5 rows (padded stride), built by the scalar oracle.
+        const std::ptrdiff_t astride = P + 3;
+        std::vector<C> cs(static_cast<std::size_t>(5 * astride)), sn(cs.size());
+        const auto w = inv_freq(P, 10000.0);
+        const std::vector<std::int64_t> pos{7, 0, 4095, 123456, 1 << 30};
+        k::scalar::compute_angles(w.data(), P, pos.data(), 5, 1.0, cs.data(), sn.data(), astride);
+        const std::vector<std::int64_t> gather{4, 0, 2};
+        for (int pad : {0, 3}) {
+          for (std::size_t shift : {std::size_t{0}, std::size_t{1}}) {
+            const std::ptrdiff_t tokens = 3, heads = 2, hs = gc.D + pad, ts = heads * hs + pad;
+            const auto n = static_cast<std::size_t>(tokens * ts);
+            rows_buffer<T> src(n, shift);
+            for (std::size_t i = 0; i < n; ++i) src.data()[i] = random_value<T>(rng);
+            for (bool gathered : {false, true}) {
+              const k::angle_rows<C> angles{cs.data(), sn.data(), astride, gathered ? gather.data() : nullptr};
+              for (auto dir : {k::rotation::forward, k::rotation::inverse}) {
+                for (int mode : {0, 1, 2}) {  // 0 in place, 1 out of place, 2 out of place streaming
+                  INFO("D " << gc.D << " R " << gc.R << " o " << gc.o << " layout " << int(layout) << " pad " << pad
+                            << " shift " << shift << " gathered " << gathered << " dir " << int(dir) << " mode "
+                            << mode);
+                  std::vector<T> in(src.data(), src.data() + n);
+                  rows_buffer<T> ref_buf(n, shift), out_buf(n, shift);
+                  for (std::size_t i = 0; i < n; ++i) ref_buf.data()[i] = out_buf.data()[i] = mode ? T(0.5f) : in[i];
+                  const k::head_rows<const T> x{mode ? src.data() : ref_buf.data(), tokens, heads, ts, hs};
+                  const k::head_rows<const T> xs{mode ? src.data() : out_buf.data(), tokens, heads, ts, hs};
+                  k::scalar::rotate(g, x, k::head_rows<T>{ref_buf.data(), tokens, heads, ts, hs}, angles, dir);
+                  k::set_stream_threshold(mode == 2 ? 0 : std::size_t{8} << 20);
+                  k::rotate(g, xs, k::head_rows<T>{out_buf.data(), tokens, heads, ts, hs}, angles, dir);
+                  k::set_stream_threshold(std::size_t{8} << 20);
+                  const std::vector<T> ref(ref_buf.data(), ref_buf.data() + n), out(out_buf.data(), out_buf.data() + n);
+                  REQUIRE(same_bits(out, ref));
+                  ++cases;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    CHECK(cases > 1000);
+  });
+}
+
+TEMPLATE_TEST_CASE("row ranges, the parallel overload and fused q+k equal whole calls", "[kernels][simd]", float,
+                   double, bfloat16, float16) {
+  using T = TestType;
+  using C = compute_t<T>;
+  std::mt19937 rng(7);
+  const k::rope_geometry g{128, 96, 8, k::pairing::interleaved};
+  const std::ptrdiff_t tokens = 9, qh = 4, kh = 2, D = 128;
+  const auto w = inv_freq(g.pairs(), 500000.0);
+  std::vector<std::int64_t> pos(static_cast<std::size_t>(tokens));
+  for (auto& p : pos) p = std::uniform_int_distribution<std::int64_t>(0, std::int64_t{1} << 31)(rng);
+  std::vector<C> cs(static_cast<std::size_t>(tokens * g.pairs())), sn(cs.size());
+  k::scalar::compute_angles(w.data(), g.pairs(), pos.data(), tokens, 1.0, cs.data(), sn.data(), g.pairs());
+  const k::angle_rows<C> angles{cs.data(), sn.data(), g.pairs()};
+  std::vector<T> q0(static_cast<std::size_t>(tokens * qh * D)), k0(static_cast<std::size_t>(tokens * kh * D));
+  for (auto& v : q0) v = random_value<T>(rng);
+  for (auto& v : k0) v = random_value<T>(rng);
+  auto rows = [&](std::vector<T>& v, std::ptrdiff_t h) { return k::head_rows<T>{v.data(), tokens, h, h * D, D}; };
+  auto crows = [&](std::vector<T>& v, std::ptrdiff_t h) {
+    return k::head_rows<const T>{v.data(), tokens, h, h * D, D};
+  };
+
+  for_each_simd_isa([&](k::isa) {
+    // Reference: whole-tensor scalar rotation of q and k.
+    auto qr = q0, kr = k0;
+    k::scalar::rotate(g, crows(qr, qh), rows(qr, qh), angles, k::rotation::forward);
+    k::scalar::rotate(g, crows(kr, kh), rows(kr, kh), angles, k::rotation::forward);
+
+    auto q = q0;  // rows in uneven ranges
+    for (std::ptrdiff_t b = 0, e; b < tokens * qh; b = e) {
+      e = std::min(tokens * qh, b + 1 + b % 5);
+      k::rotate_rows(g, crows(q, qh), rows(q, qh), angles, k::rotation::forward, b, e);
+    }
+    CHECK(same_bits(q, qr));
+
+    std::vector<T> out(q0.size());  // 3 threads, out of place
+    k::rotate_parallel(g, crows(q0, qh), rows(out, qh), angles, k::rotation::forward, 3);
+    CHECK(same_bits(out, qr));
+
+    auto qf = q0, kf = k0;  // fused
+    k::rotate_qk(g, rows(qf, qh), rows(kf, kh), angles);
+    CHECK(same_bits(qf, qr));
+    CHECK(same_bits(kf, kr));
+
+    // Fused with on-the-fly angles equals two on-the-fly calls with the same ISA.
+    auto qp = q0, kp = k0, qs = q0, ks = k0;
+    k::rotate_qk(g, rows(qp, qh), rows(kp, kh), w.data(), pos.data(), 1.25, k::rotation::inverse);
+    k::rotate_positions(g, rows(qs, qh), w.data(), pos.data(), 1.25, k::rotation::inverse);
+    k::rotate_positions(g, rows(ks, kh), w.data(), pos.data(), 1.25, k::rotation::inverse);
+    CHECK(same_bits(qp, qs));
+    CHECK(same_bits(kp, ks));
+  });
+}
+
+TEMPLATE_TEST_CASE("on-the-fly rotation matches the table rotation within the sincos bound", "[kernels][simd]", float,
+                   double, bfloat16, float16) {
+  using T = TestType;
+  using C = compute_t<T>;
+  std::mt19937 rng(11);
+  for (int D : {6, 30, 64, 128, 130, 256}) {
+    for (auto layout : {k::pairing::half_split, k::pairing::interleaved}) {
+      const k::rope_geometry g{D, D, 0, layout};
+      const std::ptrdiff_t tokens = 6, heads = 3;
+      const auto w = inv_freq(g.pairs(), 1e6);
+      const std::vector<std::int64_t> pos{0, 1, 65535, 1 << 24, (std::int64_t{1} << 31) - 1, -5};
+      std::vector<C> cs(static_cast<std::size_t>(tokens * g.pairs())), sn(cs.size());
+      k::scalar::compute_angles(w.data(), g.pairs(), pos.data(), tokens, 1.0, cs.data(), sn.data(), g.pairs());
+      std::vector<T> x(static_cast<std::size_t>(tokens * heads * D));
+      for (auto& v : x) v = random_value<T>(rng);
+      const k::head_rows<const T> src{x.data(), tokens, heads, heads * D, D};
+      std::vector<T> ref(x.size()), out(x.size());
+      k::scalar::rotate(g, src, k::head_rows<T>{ref.data(), tokens, heads, heads * D, D},
+                        k::angle_rows<C>{cs.data(), sn.data(), g.pairs()}, k::rotation::forward);
+      auto check = [&] {
+        k::rotate_positions(g, src, k::head_rows<T>{out.data(), tokens, heads, heads * D, D}, w.data(), pos.data(),
+                            1.0);
+        // |x| <= 2: angle error e moves each output by <= 2*sqrt(2)*e; then one rounding of T.
+        const double angle_tol = std::is_same_v<C, double> ? 1e-15 : 2e-7;
+        const double rel = std::is_same_v<T, bfloat16>  ? 0x1p-8
+                           : std::is_same_v<T, float16> ? 0x1p-11
+                           : std::is_same_v<T, float>   ? 0x1p-23
+                                                        : 0x1p-52;
+        const double eps = std::numeric_limits<C>::epsilon();  // rounding inside a*c - b*s
+        double worst = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const double r = static_cast<double>(static_cast<C>(ref[i])), o = static_cast<double>(static_cast<C>(out[i]));
+          worst = std::max(worst, std::fabs(o - r) - (5.66 * angle_tol + 2 * rel * std::fabs(r) + 8 * eps));
+        }
+        INFO("D " << D << " layout " << int(layout) << " isa " << k::isa_name(k::active_isa()));
+        CHECK(worst <= 0);
+      };
+      {
+        k::scoped_isa scalar(k::isa::scalar);
+        check();
+        CHECK(same_bits(out, ref));  // the scalar on-the-fly path uses exact angles
+      }
+      for_each_simd_isa([&](k::isa) { check(); });
+    }
+  }
+}
+
+TEST_CASE("the dispatcher picks a supported ISA and honours the overrides", "[kernels][isa]") {
+  k::reset_isa();
+  const k::isa best = k::active_isa();
+  CHECK(k::isa_supported(best));
+  CHECK(best == k::best_supported_isa());
+  CHECK(k::isa_supported(k::isa::scalar));
+#if POSENC_ARCH_X86_64
+  CHECK_FALSE(k::isa_supported(k::isa::neon));
+#elif POSENC_ARCH_AARCH64
+  CHECK(k::isa_supported(k::isa::neon));
+  CHECK_FALSE(k::isa_supported(k::isa::avx2));
+#endif
+  for (k::isa i : {k::isa::scalar, k::isa::avx2, k::isa::avx512, k::isa::neon}) {
+    k::isa parsed = k::isa::scalar;
+    CHECK(k::parse_isa(k::isa_name(i), parsed));
+    CHECK(parsed == i);
+  }
+  k::isa unused{};
+  CHECK_FALSE(k::parse_isa("sse9", unused));
+
+  SECTION("API override, scoped") {
+    {
+      k::scoped_isa s(k::isa::scalar);
+      CHECK(s.active());
+      CHECK(k::active_isa() == k::isa::scalar);
+    }
+    CHECK(k::active_isa() == best);
+    CHECK(k::set_isa(k::isa::scalar));
+    CHECK(k::active_isa() == k::isa::scalar);
+    for (k::isa i : {k::isa::avx2, k::isa::avx512, k::isa::neon}) {
+      if (!k::isa_supported(i)) {
+        CHECK_FALSE(k::set_isa(i));  // refused, choice unchanged
+        CHECK(k::active_isa() == k::isa::scalar);
+      }
+    }
+    k::reset_isa();
+    CHECK(k::active_isa() == best);
+  }
+  SECTION("environment variable POSENC_ISA") {
+    REQUIRE(setenv("POSENC_ISA", "scalar", 1) == 0);
+    k::reset_isa();
+    CHECK(k::active_isa() == k::isa::scalar);
+    REQUIRE(setenv("POSENC_ISA", "not-an-isa", 1) == 0);
+    k::reset_isa();
+    CHECK(k::active_isa() == best);  // unknown names are ignored
+    for (k::isa i : {k::isa::avx2, k::isa::avx512, k::isa::neon}) {
+      REQUIRE(setenv("POSENC_ISA", std::string(k::isa_name(i)).c_str(), 1) == 0);
+      k::reset_isa();
+      CHECK(k::active_isa() == (k::isa_supported(i) ? i : best));  // unsupported names are ignored
+    }
+    REQUIRE(unsetenv("POSENC_ISA") == 0);
+    k::reset_isa();
+    CHECK(k::active_isa() == best);
+  }
+}
