@@ -3,8 +3,9 @@
 //
 // The product p * w is formed without rounding error (two-product with FMA) and reduced modulo
 // 2*pi with a three-part Cody-Waite constant, so the reduced angle is accurate to ~1e-16 rad for
-// |p * w| < 2^31 * 2*pi; larger angles fall back to a long-double reduction. sin/cos are then taken
-// in double. The HF-compatible float32 arithmetic (reference_fp32) lives here too. Scalar only: the
+// |p * w| < 2^29 * 2*pi (~3.4e9: every position below 2^31 at w <= 1). Larger angles fall back to a
+// long-double reduction whose error grows as |p * w| * 2^-64 (x87) — ~1e-8 rad at 2^40. sin/cos
+// are then taken in double. The HF-compatible float32 arithmetic (reference_fp32) lives here too. Scalar only: the
 // vectorised table builder in kernels/ must agree with these functions.
 #pragma once
 
@@ -33,8 +34,8 @@ inline constexpr double two_pi_c3 = 2.1561211432632476e-14;
   // Split p so that both parts are exact doubles (p may exceed 2^53).
   const double a = static_cast<double>(p);
   const auto ai = static_cast<std::int64_t>(a);  // a is an integer value; may be 2^63 for INT64_MAX
-  const double b = (a >= 9.2233720368547758e18) ? static_cast<double>(p - INT64_MAX) - 1.0
-                                                : static_cast<double>(p - ai);
+  const double b =
+      (a >= 9.2233720368547758e18) ? static_cast<double>(p - INT64_MAX) - 1.0 : static_cast<double>(p - ai);
   const double hi = a * w;
   const double lo = std::fma(a, w, -hi) + b * w;
   const double k = std::nearbyint(hi * inv_two_pi);
