@@ -19,6 +19,13 @@
 #include <posenc/encoders/no_position.hpp>
 #include <posenc/encoders/combined.hpp>
 
+// Absolute (hook 1), score-bias (hook 3) and relative key/value (hook 4) encoders
+#include <posenc/encoders/learned.hpp>
+#include <posenc/encoders/sinusoidal.hpp>
+#include <posenc/encoders/alibi.hpp>
+#include <posenc/encoders/t5.hpp>
+#include <posenc/encoders/shaw.hpp>
+
 // Rotation kernels
 #include <posenc/kernels/types.hpp>
 #include <posenc/kernels/rotate.hpp>
