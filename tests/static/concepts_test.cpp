@@ -28,3 +28,11 @@ static_assert(hooks_of<shaw_relative> == hook_relative_kv);
 static_assert(hooks_of<t5_bias> == hook_score_bias);
 #include <posenc/encoders/alibi.hpp>
 static_assert(hooks_of<alibi> == hook_score_bias);
+
+// q/k transform encoders (hook 2).
+#include <posenc/rope/rope.hpp>
+#include <posenc/rope/xpos.hpp>
+static_assert(hooks_of<rope> == hook_qk_transform);
+static_assert(has_softmax_scale_multiplier<rope>);
+static_assert(hooks_of<xpos> == hook_qk_transform);
+static_assert(!has_softmax_scale_multiplier<xpos>);
