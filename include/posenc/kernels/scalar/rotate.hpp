@@ -3,8 +3,8 @@
 // The documented oracle every SIMD kernel is tested against. Arithmetic is in compute_t<T>
 // (float for float/bfloat16/float16 storage, double for double), one rounding per product and
 // per sum, in exactly this order: a*c - b*s and a*s + b*c. SIMD kernels keep this order (no FMA)
-// and are bit-exact with it. (A TU built with -mfma/-march may let the compiler contract this
-// loop into FMAs; tests build without such flags.)
+// and are bit-exact with it. Each product passes through an empty asm barrier so that no compiler
+// contracts it into an FMA (GCC does by default on AArch64 and with -mfma), whatever the flags.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +16,17 @@
 namespace posenc::inline v0::kernels {
 inline namespace POSENC_KERNELS_ABI {
 namespace scalar {
+
+/// x, rounded and materialised: the compiler may not fuse the product that produced it.
+template <class F>
+POSENC_FORCE_INLINE F rounded(F x) noexcept {
+#if (defined(__GNUC__) || defined(__clang__)) && POSENC_ARCH_X86_64
+  asm("" : "+x"(x));
+#elif (defined(__GNUC__) || defined(__clang__)) && POSENC_ARCH_AARCH64
+  asm("" : "+w"(x));
+#endif
+  return x;
+}
 
 /// Rotates one head row: dst = R(angles) src over the rotary slice; when dst != src the elements
 /// outside the slice are copied. src and dst must be equal or not overlap. `stream` is a hint
@@ -37,7 +48,7 @@ inline void rotate_row(const rope_geometry& g, const T* src, T* dst, const C* co
     const F b = load(s[i1]);
     const F c = static_cast<F>(cos[k]);
     const F sn = dir == rotation::forward ? static_cast<F>(sin[k]) : -static_cast<F>(sin[k]);
-    const F ac = a * c, bs = b * sn, as = a * sn, bc = b * c;
+    const F ac = rounded(a * c), bs = rounded(b * sn), as = rounded(a * sn), bc = rounded(b * c);
     store(d[i0], ac - bs);
     store(d[i1], as + bc);
   }
