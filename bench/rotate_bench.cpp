@@ -1,0 +1,218 @@
+// bench/rotate_bench.cpp — rotation kernels against bandwidth anchors, the scalar kernel and a plain loop.
+//
+// Names: rope/<shape>/<dtype>/<layout>/<variant>. Shapes from real models: decode (1 token, 32 q +
+// 8 kv heads, D 128, position 4095), prefill (4096 x 32 x 128), long (32768 x 8 x 128), and mt
+// (256 x 8 x 128, split over 1 or 2 threads with rotate_rows). Variants: kernel (dispatching entry,
+// table, in place), oop (out of place, streaming stores at this size), otf (on-the-fly angles),
+// scalar (kernels::scalar), plain (a textbook loop compiled with the same flags), anchor_scale (an
+// in-place scale of the same bytes), anchor_copy_nt (a streaming-store copy of the same bytes).
+// Every run reports bytes/s (tensor bytes per call) and items/s (elements per call);
+// scripts/bench-ratios turns one JSON run of this binary (and one of the -march=native build)
+// into the README table of same-run ratios.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include <posenc/kernels/rotate.hpp>
+
+#if POSENC_HAS_X86_KERNELS
+#include <immintrin.h>
+#endif
+
+namespace {
+
+namespace k = posenc::kernels;
+using posenc::bfloat16;
+
+struct shape {
+  const char* name;
+  std::ptrdiff_t tokens, heads, kv_heads;  // kv_heads > 0: q and k rotated together (decode)
+  std::int64_t first_position;
+};
+constexpr int head_dim = 128;
+constexpr shape shapes[] = {
+    {"decode", 1, 32, 8, 4095}, {"prefill", 4096, 32, 0, 0}, {"long", 32768, 8, 0, 0}, {"mt", 256, 8, 0, 0}};
+
+// One pool of memory for every benchmark (allocated once, 64-byte aligned): src and dst regions.
+struct pool {
+  static constexpr std::size_t bytes = std::size_t{32768} * 8 * head_dim * sizeof(float);
+  std::unique_ptr<std::byte[]> raw{new std::byte[2 * bytes + 128]};
+  std::byte* a = raw.get() + (64 - reinterpret_cast<std::uintptr_t>(raw.get()) % 64) % 64;
+  std::byte* b = a + bytes;
+  std::string filled;  // what a and b hold now
+};
+pool& memory() {
+  static pool p;
+  return p;
+}
+
+// src, dst with n elements of T, filled with values in [-1, 1] (refilled only when T or n change).
+template <class T>
+std::pair<T*, T*> buffers(std::size_t n) {
+  pool& p = memory();
+  auto* src = reinterpret_cast<T*>(p.a);
+  auto* dst = reinterpret_cast<T*>(p.b);
+  const std::string key = std::to_string(sizeof(T)) + "/" + std::to_string(n);
+  if (p.filled != key) {
+    for (std::size_t i = 0; i < n; ++i) src[i] = dst[i] = T(static_cast<float>((i * 7919) % 2001) / 1000.f - 1.f);
+    p.filled = key;
+  }
+  return {src, dst};
+}
+
+struct table {
+  std::vector<double> inv_freq;
+  std::vector<std::int64_t> positions;
+  std::vector<float> cos, sin;
+};
+const table& angles_for(const shape& s) {
+  static std::map<const shape*, table> cache;
+  auto [it, fresh] = cache.try_emplace(&s);
+  table& t = it->second;
+  if (fresh) {
+    constexpr int P = head_dim / 2;
+    for (int i = 0; i < P; ++i) t.inv_freq.push_back(std::pow(500000.0, -2.0 * i / head_dim));
+    for (std::ptrdiff_t i = 0; i < s.tokens; ++i) t.positions.push_back(s.first_position + i);
+    t.cos.resize(static_cast<std::size_t>(s.tokens * P));
+    t.sin.resize(t.cos.size());
+    k::compute_angles(t.inv_freq.data(), P, t.positions.data(), s.tokens, 1.0, t.cos.data(), t.sin.data(), P);
+  }
+  return t;
+}
+
+// The textbook loop, in place, compiled with whatever flags this TU has.
+template <class T>
+void plain_rotate(k::pairing layout, T* x, std::ptrdiff_t rows, std::ptrdiff_t heads, const float* cos,
+                  const float* sin) {
+  constexpr int P = head_dim / 2;
+  for (std::ptrdiff_t r = 0; r < rows; ++r) {
+    T* row = x + r * head_dim;
+    const float* c = cos + (r / heads) * P;
+    const float* s = sin + (r / heads) * P;
+    if (layout == k::pairing::half_split) {
+      for (int i = 0; i < P; ++i) {
+        const float a = static_cast<float>(row[i]), b = static_cast<float>(row[i + P]);
+        row[i] = T(a * c[i] - b * s[i]);
+        row[i + P] = T(a * s[i] + b * c[i]);
+      }
+    } else {
+      for (int i = 0; i < P; ++i) {
+        const float a = static_cast<float>(row[2 * i]), b = static_cast<float>(row[2 * i + 1]);
+        row[2 * i] = T(a * c[i] - b * s[i]);
+        row[2 * i + 1] = T(a * s[i] + b * c[i]);
+      }
+    }
+  }
+}
+
+volatile float scale_factor = -1.0f;  // not a constant: the compiler cannot fold the anchor away
+
+void anchor_scale(float* x, std::size_t n) {
+  const float f = scale_factor;
+  for (std::size_t i = 0; i < n; ++i) x[i] *= f;
+}
+
+#if POSENC_HAS_X86_KERNELS
+POSENC_TARGET_AVX2 void copy_nt_avx2(const float* src, float* dst, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
+  for (; i < n; ++i) dst[i] = src[i];
+  _mm_sfence();
+}
+#endif
+void anchor_copy_nt(const float* src, float* dst, std::size_t n) {
+#if POSENC_HAS_X86_KERNELS
+  if (k::isa_supported(k::isa::avx2) && reinterpret_cast<std::uintptr_t>(dst) % 32 == 0) {
+    copy_nt_avx2(src, dst, n);
+    return;
+  }
+#endif
+  std::memcpy(dst, src, n * sizeof(float));
+}
+
+template <class T>
+void run(benchmark::State& state, const shape& s, k::pairing layout, const std::string& variant) {
+  constexpr int P = head_dim / 2;
+  const k::rope_geometry g{head_dim, head_dim, 0, layout};
+  const table& tab = angles_for(s);
+  const std::ptrdiff_t heads = s.heads + s.kv_heads;  // decode: q rows then k rows, one buffer
+  const auto n = static_cast<std::size_t>(s.tokens * heads * head_dim);
+  const std::size_t bytes = n * sizeof(T);
+  auto [src, dst] = buffers<T>(n);
+  const k::angle_rows<float> angles{tab.cos.data(), tab.sin.data(), P};
+  const k::head_rows<T> x{src, s.tokens, heads, heads * head_dim, head_dim};
+  const k::head_rows<T> q{src, s.tokens, s.heads, heads * head_dim, head_dim};
+  const k::head_rows<T> kk{src + s.heads * head_dim, s.tokens, s.kv_heads, heads * head_dim, head_dim};
+  const k::head_rows<const T> cx{src, s.tokens, heads, heads * head_dim, head_dim};
+  const k::head_rows<T> y{dst, s.tokens, heads, heads * head_dim, head_dim};
+
+  for (auto _ : state) {
+    if (variant == "kernel") {
+      if (s.kv_heads > 0) {
+        k::rotate_qk(g, q, kk, angles);
+      } else if (state.threads() > 1) {
+        const std::ptrdiff_t rows = s.tokens * heads, i = state.thread_index(), nt = state.threads();
+        k::rotate_rows(g, cx, x, angles, k::rotation::forward, rows * i / nt, rows * (i + 1) / nt);
+      } else {
+        k::rotate(g, x, angles);
+      }
+    } else if (variant == "parallel2") {
+      k::rotate_parallel(g, cx, x, angles, k::rotation::forward, 2);
+    } else if (variant == "oop") {
+      k::rotate(g, cx, y, angles);
+    } else if (variant == "otf") {
+      if (s.kv_heads > 0) {
+        k::rotate_qk(g, q, kk, tab.inv_freq.data(), tab.positions.data(), 1.0);
+      } else {
+        k::rotate_positions(g, x, tab.inv_freq.data(), tab.positions.data(), 1.0);
+      }
+    } else if (variant == "scalar") {
+      k::scalar::rotate(g, cx, x, angles, k::rotation::forward);
+    } else if (variant == "plain") {
+      plain_rotate(layout, src, s.tokens * heads, heads, tab.cos.data(), tab.sin.data());
+    } else if (variant == "anchor_scale") {
+      anchor_scale(reinterpret_cast<float*>(src), bytes / sizeof(float));
+    } else if (variant == "anchor_copy_nt") {
+      anchor_copy_nt(reinterpret_cast<const float*>(src), reinterpret_cast<float*>(dst), bytes / sizeof(float));
+    }
+    benchmark::DoNotOptimize(src);
+    benchmark::ClobberMemory();
+  }
+  const auto share = static_cast<std::int64_t>(state.threads());
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes) / share);
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n) / share);
+  state.SetLabel(k::isa_name(k::active_isa()).data());
+}
+
+const int registered = [] {
+  for (const char* dtype : {"fp32", "bf16"}) {
+    for (const shape& s : shapes) {
+      if (std::string(s.name) == "mt" && std::string(dtype) == "bf16") continue;
+      for (auto layout : {k::pairing::half_split, k::pairing::interleaved}) {
+        const std::string lname = layout == k::pairing::half_split ? "half_split" : "interleaved";
+        std::vector<std::string> variants{"kernel", "scalar", "plain", "anchor_scale"};
+        if (s.kv_heads == 0 && std::string(s.name) != "mt") variants.insert(variants.end(), {"oop", "anchor_copy_nt"});
+        variants.push_back("otf");
+        if (std::string(s.name) == "mt") variants = {"kernel", "parallel2"};
+        for (const std::string& v : variants) {
+          const std::string name = std::string("rope/") + s.name + "/" + dtype + "/" + lname + "/" + v;
+          auto* b = std::string(dtype) == "fp32"
+                        ? benchmark::RegisterBenchmark(name.c_str(), run<float>, s, layout, v)
+                        : benchmark::RegisterBenchmark(name.c_str(), run<bfloat16>, s, layout, v);
+          b->Unit(benchmark::kMicrosecond)->UseRealTime();
+          if (std::string(s.name) == "mt" && v == "kernel") b->Threads(1)->Threads(2);
+        }
+      }
+    }
+  }
+  return 0;
+}();
+
+}  // namespace
