@@ -1,0 +1,402 @@
+// cli/commands.hpp — the `posenc` subcommands (rope, alibi, t5, sinusoidal) as functions on streams.
+//
+// Each command takes parsed arguments and writes a human-readable report, or one JSON object with
+// --json (field names are a contract: rope_type, rotary_dim, inv_freq, attention_scaling,
+// softmax_scale_multiplier, positions, cos, sin; slopes; buckets; table). Numbers are printed as the
+// shortest text that reads back as the same double. Errors are thrown (config_error, usage_error);
+// run() in cli/run.hpp turns them into one line on stderr and exit status 2.
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <numbers>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <posenc/config/gguf.hpp>
+#include <posenc/config/json.hpp>
+#include <posenc/encoders/alibi.hpp>
+#include <posenc/encoders/sinusoidal.hpp>
+#include <posenc/encoders/t5.hpp>
+#include <posenc/kernels/angles.hpp>
+#include <posenc/rope/angles.hpp>
+#include <posenc/rope/schedule.hpp>
+
+#include "args.hpp"
+#include "svg.hpp"
+
+namespace posenc_cli {
+
+/// Shortest round-trip text of a double; "null" for non-finite values in JSON, "inf"/"nan" in text.
+inline std::string fmt(double v, bool json = false) {
+  if (!std::isfinite(v)) return json ? "null" : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
+  char b[40];
+  const auto r = std::to_chars(b, b + sizeof b, v);
+  return std::string(b, r.ptr);
+}
+
+/// JSON string literal.
+inline std::string jstr(std::string_view s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      o += b;
+    } else {
+      o += static_cast<char>(c);
+    }
+  }
+  return o + "\"";
+}
+
+template <class T>
+std::string jlist(const std::vector<T>& v) {
+  std::string o = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) o += ", ";
+    if constexpr (std::is_floating_point_v<T>)
+      o += fmt(v[i], true);
+    else if constexpr (std::is_same_v<T, std::string>)
+      o += jstr(v[i]);
+    else
+      o += std::to_string(v[i]);
+  }
+  return o + "]";
+}
+
+inline std::string jrows(const std::vector<std::vector<double>>& rows) {
+  std::string o = "[";
+  for (std::size_t i = 0; i < rows.size(); ++i) o += (i ? ",\n    " : "\n    ") + jlist(rows[i]);
+  return o + (rows.empty() ? "]" : "\n  ]");
+}
+
+/// Pads `s` on the left to width `w`.
+inline std::string pad(const std::string& s, std::size_t w) {
+  return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
+}
+
+inline void save_plot(const svg::doc& d, const std::string& path) {
+  if (!d.save(path)) throw posenc::config_error("--plot", path + ": cannot write file");
+}
+
+// ---------------------------------------------------------------------------------------------- rope
+
+/// Loads a config.json or a .gguf (recognised by its magic bytes).
+inline posenc::model_config load_model(const std::string& path) {
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe) throw posenc::config_error(path, "cannot open file");
+  char magic[4] = {};
+  probe.read(magic, 4);
+  if (probe.gcount() == 4 && std::string_view(magic, 4) == "GGUF") return posenc::load_gguf_file(path);
+  return posenc::load_hf_config_file(path);
+}
+
+inline std::string layout_name(posenc::kernels::pairing p) {
+  return p == posenc::kernels::pairing::interleaved ? "interleaved" : "half_split";
+}
+
+/// The scaling's parameters in words, for the report.
+inline std::string describe(const posenc::rope_scaling& s) {
+  using namespace posenc;
+  std::ostringstream o;
+  std::visit(
+      [&](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, linear_scaling>) {
+          o << "factor " << fmt(v.factor);
+        } else if constexpr (std::is_same_v<V, ntk_scaling>) {
+          o << "alpha " << fmt(v.alpha);
+        } else if constexpr (std::is_same_v<V, dynamic_ntk_scaling>) {
+          o << "factor " << fmt(v.factor) << ", original_max_position " << v.original_max_position;
+        } else if constexpr (std::is_same_v<V, yarn_scaling>) {
+          o << "factor " << fmt(v.factor) << ", original_max_position " << v.original_max_position << ", beta_fast "
+            << fmt(v.beta_fast) << ", beta_slow " << fmt(v.beta_slow) << ", truncate "
+            << (v.truncate ? "true" : "false");
+          if (v.attention_factor) o << ", attention_factor " << fmt(*v.attention_factor);
+          if (v.mscale) o << ", mscale " << fmt(*v.mscale);
+          if (v.mscale_all_dim) o << ", mscale_all_dim " << fmt(*v.mscale_all_dim);
+        } else if constexpr (std::is_same_v<V, llama3_scaling>) {
+          o << "factor " << fmt(v.factor) << ", low_freq_factor " << fmt(v.low_freq_factor) << ", high_freq_factor "
+            << fmt(v.high_freq_factor) << ", original_max_position " << v.original_max_position;
+        } else if constexpr (std::is_same_v<V, longrope_scaling>) {
+          o << v.short_factor.size() << " short / " << v.long_factor.size() << " long factors, original_max_position "
+            << v.original_max_position;
+          if (v.factor) o << ", factor " << fmt(*v.factor);
+          if (v.max_position) o << ", max_position " << v.max_position;
+          if (v.attention_factor) o << ", attention_factor " << fmt(*v.attention_factor);
+        } else if constexpr (std::is_same_v<V, frequency_factors>) {
+          o << v.factors.size() << " per-pair factors";
+        }
+      },
+      s);
+  return o.str();
+}
+
+/// Lengths worth marking on the wavelength plot: the pre-training context and the extended one.
+inline std::optional<std::int64_t> original_length(const posenc::rope_scaling& s) {
+  using namespace posenc;
+  if (auto* y = std::get_if<yarn_scaling>(&s)) return y->original_max_position;
+  if (auto* l = std::get_if<llama3_scaling>(&s)) return l->original_max_position;
+  if (auto* d = std::get_if<dynamic_ntk_scaling>(&s)) return d->original_max_position;
+  if (auto* r = std::get_if<longrope_scaling>(&s)) return r->original_max_position;
+  return std::nullopt;
+}
+
+inline void run_rope(const arguments& a, std::ostream& out) {
+  using namespace posenc;
+  const model_config m = load_model(a.config);
+  if (!m.rope) {
+    std::string why = m.alibi ? "it uses ALiBi (try: posenc alibi)"
+                      : m.t5  ? "it uses T5 relative buckets (try: posenc t5)"
+                              : "no rotary keys found";
+    throw config_error(a.config, "this model has no rotary position embedding: " + why);
+  }
+  const rope_schedule sched(*m.rope);  // validates (config_error naming the parameter)
+  rope_config plain_cfg = *m.rope;
+  plain_cfg.scaling = default_scaling{};
+  const rope_schedule plain(plain_cfg);
+
+  std::optional<std::int64_t> L = a.seq_len;
+  if (!L && a.positions && sched.length_dependent()) L = rope_schedule::effective_length(*a.positions);
+  const rope_frequencies f = L ? sched.at(*L) : sched.base();
+  const auto& w0 = plain.base().inv_freq;
+  std::vector<double> inv_freq = f.inv_freq;
+  if (a.reference_fp32)
+    for (double& w : inv_freq) w = static_cast<double>(static_cast<float>(w));
+  const std::size_t P = inv_freq.size();
+  std::vector<double> wavelength(P), unscaled(P), ratio(P);
+  for (std::size_t k = 0; k < P; ++k) {
+    wavelength[k] = 2 * std::numbers::pi / inv_freq[k];
+    unscaled[k] = 2 * std::numbers::pi / w0[k];
+    ratio[k] = w0[k] > 0 ? w0[k] / inv_freq[k] : std::nan("");
+  }
+
+  std::vector<std::int64_t> positions = a.positions.value_or(std::vector<std::int64_t>{0, 1});
+  if (!a.positions && a.seq_len && *a.seq_len > 2) positions.push_back(*a.seq_len - 1);
+  std::vector<std::vector<double>> cos(positions.size(), std::vector<double>(P)), sin = cos;
+  for (std::size_t t = 0; t < positions.size(); ++t) {
+    if (a.reference_fp32) {
+      const auto M = static_cast<float>(f.attention_scaling);
+      for (std::size_t k = 0; k < P; ++k) {
+        float s = 0, c = 0;
+        posenc::detail::sincos_reference_fp32(positions[t], static_cast<float>(inv_freq[k]), s, c);
+        cos[t][k] = static_cast<double>(c * M);
+        sin[t][k] = static_cast<double>(s * M);
+      }
+    } else {
+      kernels::compute_angles<double>(inv_freq.data(), static_cast<int>(P), &positions[t], 1, f.attention_scaling,
+                                      cos[t].data(), sin[t].data(), static_cast<std::ptrdiff_t>(P));
+    }
+  }
+
+  const rope_config& rc = *m.rope;
+  const int rotary_dim = static_cast<int>(2 * P);
+  if (a.json) {
+    out << "{\n  \"source\": " << jstr(a.config) << ",\n  \"format\": " << jstr(m.format)
+        << ",\n  \"model_type\": " << jstr(m.model_type) << ",\n  \"rope_type\": " << jstr(m.rope_type)
+        << ",\n  \"head_dim\": " << rc.head_dim << ",\n  \"rotary_dim\": " << rotary_dim
+        << ",\n  \"rotary_offset\": " << rc.rotary_offset << ",\n  \"layout\": " << jstr(layout_name(rc.layout))
+        << ",\n  \"partial_mode\": " << jstr(rc.partial_mode == partial_rotary_mode::prefix ? "prefix" : "proportional")
+        << ",\n  \"theta\": " << fmt(rc.theta, true)
+        << ",\n  \"angle_mode\": " << jstr(a.reference_fp32 ? "reference_fp32" : "exact")
+        << ",\n  \"seq_len\": " << (L ? std::to_string(*L) : "null")
+        << ",\n  \"length_dependent\": " << (sched.length_dependent() ? "true" : "false")
+        << ",\n  \"inv_freq\": " << jlist(inv_freq) << ",\n  \"inv_freq_unscaled\": " << jlist(w0)
+        << ",\n  \"wavelength\": " << jlist(wavelength) << ",\n  \"wavelength_ratio\": " << jlist(ratio)
+        << ",\n  \"attention_scaling\": " << fmt(f.attention_scaling, true)
+        << ",\n  \"softmax_scale_multiplier\": " << fmt(f.softmax_scale_multiplier, true)
+        << ",\n  \"positions\": " << jlist(positions) << ",\n  \"cos\": " << jrows(cos)
+        << ",\n  \"sin\": " << jrows(sin) << ",\n  \"warnings\": " << jlist(m.warnings) << "\n}\n";
+  } else {
+    out << "posenc rope — " << a.config << " (" << m.format << (m.model_type.empty() ? "" : ", " + m.model_type)
+        << ")\n";
+    out << "  rope_type                 " << m.rope_type;
+    if (const auto d = describe(rc.scaling); !d.empty()) out << " (" << d << ")";
+    out << "\n  head_dim                  " << rc.head_dim << "\n  rotary_dim                " << rotary_dim
+        << (rc.partial_mode == partial_rotary_mode::proportional ? " (proportional)" : "")
+        << (rc.rotary_offset ? ", offset " + std::to_string(rc.rotary_offset) : "") << "\n  layout                    "
+        << layout_name(rc.layout) << "\n  theta                     " << fmt(rc.theta)
+        << "\n  seq_len                   "
+        << (L ? std::to_string(*L) : std::string(sched.length_dependent() ? "(base: lengths <= L0)" : "(any)"))
+        << (sched.length_dependent() ? "  [frequencies depend on the length]" : "") << "\n  attention_scaling         "
+        << fmt(f.attention_scaling) << "   (magnitude M on cos and sin)"
+        << "\n  softmax_scale_multiplier  " << fmt(f.softmax_scale_multiplier) << "\n  angle_mode                "
+        << (a.reference_fp32 ? "reference_fp32" : "exact") << "\n";
+    for (const auto& w : m.warnings) out << "  warning: " << w << "\n";
+    out << "\n"
+        << pad("pair", 5) << pad("inv_freq", 26) << pad("wavelength", 26) << pad("unscaled wavelength", 26)
+        << pad("ratio", 24) << "\n";
+    for (std::size_t k = 0; k < P; ++k)
+      out << pad(std::to_string(k), 5) << pad(fmt(inv_freq[k]), 26) << pad(fmt(wavelength[k]), 26)
+          << pad(fmt(unscaled[k]), 26) << pad(fmt(ratio[k]), 24) << "\n";
+    for (std::size_t t = 0; t < positions.size(); ++t) {
+      out << "\nposition " << positions[t] << " (M included)\n"
+          << pad("pair", 5) << pad("cos", 26) << pad("sin", 26) << "\n";
+      for (std::size_t k = 0; k < P; ++k)
+        out << pad(std::to_string(k), 5) << pad(fmt(cos[t][k]), 26) << pad(fmt(sin[t][k]), 26) << "\n";
+    }
+  }
+
+  if (a.plot) {
+    std::vector<svg::hline> refs;
+    if (auto l0 = original_length(rc.scaling))
+      refs.push_back({"original context L0 = " + std::to_string(*l0), static_cast<double>(*l0), "#c0392b"});
+    if (m.max_position_embeddings)
+      refs.push_back({"max_position_embeddings = " + std::to_string(*m.max_position_embeddings),
+                      static_cast<double>(*m.max_position_embeddings), "#7f8c8d"});
+    if (L) refs.push_back({"seq_len = " + std::to_string(*L), static_cast<double>(*L), "#8e44ad"});
+    const std::string name = m.model_type.empty() ? a.config : m.model_type;
+    save_plot(svg::log_line_chart("RoPE wavelength per pair — " + name + " (" + m.rope_type + ")",
+                                  "pair index k (rotary_dim = " + std::to_string(rotary_dim) + ")",
+                                  "wavelength 2π / w_k (positions, log scale)",
+                                  {{"unscaled theta^(-2k/R)", unscaled, "#95a5a6", true},
+                                   {"scaled (" + m.rope_type + ")", wavelength, "#2471a3", false}},
+                                  refs),
+              *a.plot);
+  }
+}
+
+// --------------------------------------------------------------------------------------------- alibi
+
+inline void run_alibi(const arguments& a, std::ostream& out) {
+  const posenc::alibi enc(posenc::alibi_config{.num_heads = a.heads, .max_bias = a.max_bias});
+  const std::vector<double> slopes(enc.slopes().begin(), enc.slopes().end());
+  if (a.json) {
+    out << "{\n  \"heads\": " << a.heads << ",\n  \"max_bias\": " << fmt(a.max_bias, true)
+        << ",\n  \"slopes\": " << jlist(slopes) << "\n}\n";
+  } else {
+    out << "posenc alibi — " << a.heads << " heads, max_bias " << fmt(a.max_bias)
+        << "\n  bias(h, i, j) = -slope_h * |pos_i - pos_j|\n\n"
+        << pad("head", 5) << pad("slope", 26) << pad("log2(slope)", 24) << "\n";
+    for (std::size_t h = 0; h < slopes.size(); ++h)
+      out << pad(std::to_string(h), 5) << pad(fmt(slopes[h]), 26) << pad(fmt(std::log2(slopes[h])), 24) << "\n";
+  }
+  if (a.plot) {
+    // Each head on its own scale (slopes span orders of magnitude): colour = bias / (m_h * (n - 1)).
+    const std::size_t n = 24, shown = std::min<std::size_t>(slopes.size(), 64);
+    std::vector<svg::panel> ps;
+    for (std::size_t h = 0; h < shown; ++h) {
+      svg::panel p{"h" + std::to_string(h) + ": m = " + svg::tick(slopes[h]), n, n, {}};
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+          p.v.push_back(
+              enc.bias(static_cast<std::ptrdiff_t>(h), static_cast<std::int64_t>(i), static_cast<std::int64_t>(j)) /
+              (slopes[h] * static_cast<double>(n - 1)));
+      ps.push_back(std::move(p));
+    }
+    save_plot(
+        svg::heatmaps("ALiBi bias per head (" + std::to_string(a.heads) + " heads, max_bias " + fmt(a.max_bias) + ")",
+                      "bias = -m_h |i - j|, query i (rows) x key j (columns) in 0.." + std::to_string(n - 1) +
+                          "; colour = bias / (m_h * " + std::to_string(n - 1) + ")" +
+                          (shown < slopes.size() ? "; first 64 heads" : ""),
+                      ps, -1, 0, false, "key position j", "query position i", 4),
+        *a.plot);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ t5
+
+inline void run_t5(const arguments& a, std::ostream& out) {
+  const posenc::t5_buckets b(posenc::t5_config{
+      .num_buckets = a.buckets, .max_distance = a.max_distance, .bidirectional = !a.causal, .num_heads = 1});
+  const auto [lo, hi] = a.relative.value_or(std::pair<std::int64_t, std::int64_t>{-a.max_distance, a.max_distance});
+  std::vector<std::int64_t> rel, buckets;
+  for (std::int64_t r = lo;; ++r) {
+    rel.push_back(r);
+    buckets.push_back(b(r));
+    if (r == hi) break;
+  }
+  if (a.json) {
+    out << "{\n  \"num_buckets\": " << a.buckets << ",\n  \"max_distance\": " << a.max_distance
+        << ",\n  \"bidirectional\": " << (a.causal ? "false" : "true") << ",\n  \"relative\": [" << lo << ", " << hi
+        << "],\n  \"buckets\": " << jlist(buckets) << "\n}\n";
+  } else {
+    out << "posenc t5 — " << a.buckets << " buckets, max_distance " << a.max_distance << ", "
+        << (a.causal ? "causal (decoder)" : "bidirectional (encoder)") << ", max_exact " << b.max_exact()
+        << "\n  relative position = key position - query position\n\n"
+        << pad("relative", 10) << pad("bucket", 8) << "\n";
+    // Runs of equal buckets are printed as ranges.
+    for (std::size_t i = 0; i < rel.size();) {
+      std::size_t j = i;
+      while (j + 1 < rel.size() && buckets[j + 1] == buckets[i]) ++j;
+      const std::string r = i == j ? std::to_string(rel[i]) : std::to_string(rel[i]) + ".." + std::to_string(rel[j]);
+      out << pad(r, 16) << pad(std::to_string(buckets[i]), 8) << "\n";
+      i = j + 1;
+    }
+  }
+  if (a.plot) {
+    // Bucket map: bucket(j - i) for queries i (rows) and keys j (columns) over a window.
+    const std::int64_t n = std::min<std::int64_t>(96, 2 * a.max_distance + 1);
+    svg::panel p{"bucket(j - i)", static_cast<std::size_t>(n), static_cast<std::size_t>(n), {}};
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j) p.v.push_back(b(j - i));
+    save_plot(svg::heatmaps("T5 relative-position buckets (" + std::to_string(a.buckets) + " buckets, max_distance " +
+                                std::to_string(a.max_distance) + ", " + (a.causal ? "causal" : "bidirectional") + ")",
+                            "bucket of key j relative to query i (colour = bucket index); exact buckets near the "
+                            "diagonal, log-spaced beyond max_exact = " +
+                                std::to_string(b.max_exact()),
+                            {p}, 0, a.buckets - 1, false, "key position j", "query position i", 1,
+                            520.0 / static_cast<double>(n)),
+              *a.plot);
+  }
+}
+
+// ---------------------------------------------------------------------------------------- sinusoidal
+
+inline void run_sinusoidal(const arguments& a, std::ostream& out) {
+  using namespace posenc;
+  const sinusoidal_config cfg = a.layout == "concat"    ? sinusoidal_config::marian(a.d_model)
+                                : a.layout == "fairseq" ? sinusoidal_config::fairseq(a.d_model)
+                                                        : sinusoidal_config::distilbert(a.d_model);
+  const sinusoidal enc(cfg);
+  std::vector<std::int64_t> positions;
+  if (a.positions) {
+    positions = *a.positions;
+  } else {
+    for (std::int64_t p = 0; p < 16; ++p) positions.push_back(p);
+  }
+  if (static_cast<double>(positions.size()) * static_cast<double>(a.d_model) > double(1 << 24))
+    throw config_error("--positions", std::to_string(positions.size()) + " rows x d_model " + std::to_string(a.d_model),
+                       "a table of at most 2^24 values");
+  std::vector<std::vector<double>> table(positions.size(), std::vector<double>(static_cast<std::size_t>(a.d_model)));
+  // A position is a row of the table (fairseq: its own position numbers, 1 = padding row, tokens from 2).
+  for (std::size_t t = 0; t < positions.size(); ++t) enc.encode_row(positions[t], std::span<double>(table[t]));
+  if (a.json) {
+    out << "{\n  \"d_model\": " << a.d_model << ",\n  \"layout\": " << jstr(a.layout)
+        << ",\n  \"positions\": " << jlist(positions) << ",\n  \"table\": " << jrows(table) << "\n}\n";
+  } else {
+    out << "posenc sinusoidal — d_model " << a.d_model << ", layout " << a.layout
+        << (a.layout == "interleaved" ? " [sin w0, cos w0, sin w1, ...], w_k = 10000^(-2k/d)"
+            : a.layout == "concat"    ? " [sin w_0..h-1 | cos w_0..h-1], w_k = 10000^(-2k/d)"
+                                      : " [sin | cos], w_k = 10000^(-k/(h-1)); row 1 = padding (zeros)")
+        << "\n";
+    for (std::size_t t = 0; t < positions.size(); ++t) {
+      out << "position " << positions[t] << ":";
+      for (double v : table[t]) out << ' ' << fmt(v);
+      out << "\n";
+    }
+  }
+  if (a.plot) {
+    const std::size_t rows = std::min<std::size_t>(positions.size(), 512);
+    const std::size_t cols = std::min<std::size_t>(static_cast<std::size_t>(a.d_model), 512);
+    svg::panel p{"", rows, cols, {}};
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t c = 0; c < cols; ++c) p.v.push_back(table[r][c]);
+    const double cell = std::clamp(520.0 / static_cast<double>(std::max(rows, cols)), 1.0, 24.0);
+    save_plot(svg::heatmaps("Sinusoidal encoding (" + a.layout + ", d_model " + std::to_string(a.d_model) + ")",
+                            "rows: positions " + std::to_string(positions.front()) + ".." +
+                                std::to_string(positions[rows - 1]) + "; columns: dimensions",
+                            {p}, -1, 1, true, "dimension", "position", 1, cell),
+              *a.plot);
+  }
+}
+
+}  // namespace posenc_cli
