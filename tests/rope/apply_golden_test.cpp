@@ -171,3 +171,34 @@ TEST_CASE("rope_apply GPT-J interleaved golden cases", "[rope][golden][apply]") 
   }
   CHECK(n == 2);
 }
+
+TEST_CASE("reference_fp32 from the config alone reproduces HF fp32 inv_freq and outputs (default, linear)",
+          "[rope][golden][apply]") {
+  const auto configs = posenc_test::load_golden("rope_configs.json");
+  for (const auto& c : configs.at("cases")) {
+    const auto type = c.at("rope_type").get<std::string>();
+    if (type != "default" && type != "linear") continue;
+    INFO("case " << c.at("id").get<std::string>());
+    auto cfg = posenc_test::rope_config_from_hf(c.at("config"));
+    cfg.angles = angle_mode::reference_fp32;
+    const rope enc(cfg);
+    CHECK(enc.frequencies().inv_freq == flatten(c.at("expected").at("inv_freq_fp32")));  // bit for bit
+  }
+  const auto file = posenc_test::load_golden("rope_apply.json");
+  int n = 0;
+  for (const auto& c : file.at("cases")) {
+    if (c.at("layout") != "rotate_half") continue;
+    const auto id = c.at("config_case").get<std::string>();
+    const auto& cc = posenc_test::golden_case(configs, id);
+    if (cc.at("rope_type") != "default") continue;
+    ++n;
+    const apply_case a = read(c);
+    INFO("case " << a.id);
+    auto cfg = posenc_test::rope_config_from_hf(cc.at("config"));
+    cfg.angles = angle_mode::reference_fp32;
+    auto [qr, kr] = run<float>(rope(cfg), a);
+    check_rows(qr, flatten(c.at("expected").at("q_out_fp32")), a, 2e-6, 0.0);
+    check_rows(kr, flatten(c.at("expected").at("k_out_fp32")), a, 2e-6, 0.0);
+  }
+  CHECK(n == 4);
+}

@@ -30,6 +30,19 @@ namespace detail {
   return w;
 }
 
+/// HF's float32 inv_freq: 1.0f / powf(float(theta), float(2k) / float(denominator)), widened to double
+/// exactly (bit-identical to `1.0 / (base ** (arange(0, dim, 2).float() / dim))` for the golden
+/// configs). Used by angle_mode::reference_fp32 for the default and linear schedules.
+[[nodiscard]] inline std::vector<double> hf_fp32_inv_freq(double theta, int denominator, int pairs) {
+  std::vector<double> w(static_cast<std::size_t>(pairs));
+  const auto base = static_cast<float>(theta);
+  for (int k = 0; k < pairs; ++k) {
+    const float e = static_cast<float>(2 * k) / static_cast<float>(denominator);
+    w[static_cast<std::size_t>(k)] = static_cast<double>(1.0f / std::pow(base, e));
+  }
+  return w;
+}
+
 /// A borrowed view of frequencies: what the hot path reads (no allocation, no copy).
 struct frequencies_view {
   const double* inv_freq = nullptr;

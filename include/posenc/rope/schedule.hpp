@@ -43,6 +43,11 @@ inline void fill_default(double theta, int denominator, int rotated, std::span<d
 
 /// A validated RoPE configuration reduced to per-pair frequencies and magnitudes.
 ///
+/// With angles = angle_mode::reference_fp32, the default and linear schedules compute inv_freq in
+/// HF's float32 arithmetic (bit-identical to HF); the other scalings are computed in double and
+/// rounded to float by the rows, which can differ from HF's fp32 inv_freq by ~3 ulp — for
+/// bit-exact reproduction of those, pass the reference's fp32 inv_freq as explicit_frequencies.
+///
 /// inv_freq has one entry per kernel pair: R/2 for prefix rotary, (D - offset)/2 for proportional
 /// rotary (whose pairs beyond R/2 have frequency 0). In proportional mode every formula's "R"
 /// (the exponent denominator, YaRN's correction dims, NTK's R/(R-2)) is D - offset, as HF v5 does
@@ -137,8 +142,15 @@ class rope_schedule {
     std::visit(
         [&](const auto& s) {
           using S = std::decay_t<decltype(s)>;
-          if constexpr (std::is_same_v<S, linear_scaling>) {
-            for (double& x : w) x /= s.factor;
+          if constexpr (std::is_same_v<S, default_scaling>) {
+            if (cfg_.angles == angle_mode::reference_fp32) w = detail::hf_fp32_inv_freq(cfg_.theta, den, A);
+          } else if constexpr (std::is_same_v<S, linear_scaling>) {
+            if (cfg_.angles == angle_mode::reference_fp32) {  // HF: inv_freq /= factor, in float32
+              w = detail::hf_fp32_inv_freq(cfg_.theta, den, A);
+              for (double& x : w) x = static_cast<double>(static_cast<float>(x) / static_cast<float>(s.factor));
+            } else {
+              for (double& x : w) x /= s.factor;
+            }
           } else if constexpr (std::is_same_v<S, ntk_scaling>) {
             w = detail::default_inv_freq(ntk_static_theta(cfg_.theta, s.alpha, den), den, A);
           } else if constexpr (std::is_same_v<S, dynamic_ntk_scaling>) {
