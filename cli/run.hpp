@@ -9,6 +9,7 @@
 #include <new>
 #include <ostream>
 #include <span>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,22 +41,32 @@ inline int run(std::span<const std::string_view> args, std::ostream& out, std::o
       case command::version:
         out << "posenc " << POSENC_VERSION_MAJOR << '.' << POSENC_VERSION_MINOR << '.' << POSENC_VERSION_PATCH << "\n";
         return 0;
-      case command::rope:
-        run_rope(a, out);
-        break;
-      case command::alibi:
-        run_alibi(a, out);
-        break;
-      case command::t5:
-        run_t5(a, out);
-        break;
-      case command::sinusoidal:
-        run_sinusoidal(a, out);
-        break;
-      case command::tour:
-        run_tour(a, out, err);
+      default:
         break;
     }
+    // The report is buffered so that a failure half-way (e.g. an unwritable --plot) prints only
+    // the error line, never a truncated report.
+    std::ostringstream buf;
+    switch (a.cmd) {
+      case command::rope:
+        run_rope(a, buf);
+        break;
+      case command::alibi:
+        run_alibi(a, buf);
+        break;
+      case command::t5:
+        run_t5(a, buf);
+        break;
+      case command::sinusoidal:
+        run_sinusoidal(a, buf);
+        break;
+      case command::tour:
+        run_tour(a, buf, err);
+        break;
+      default:
+        break;
+    }
+    out << buf.str();
     out.flush();
     return 0;
   } catch (const usage_error& e) {
