@@ -145,6 +145,7 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
   // ---- scores, softmax, weighted sum: one (batch, query, head) row at a time ----
   constexpr double inf = std::numeric_limits<double>::infinity();
   const std::ptrdiff_t group = Hkv == 0 ? 1 : Hq / Hkv;
+  const std::ptrdiff_t ks = k.stride(axis::dim), vs = v.stride(axis::dim);
   std::vector<double> qrow(static_cast<std::size_t>(D)), s(static_cast<std::size_t>(Sk)),
       acc(static_cast<std::size_t>(Dv));
   for (std::ptrdiff_t b = 0; b < B; ++b) {
@@ -160,9 +161,10 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
             continue;
           }
           const std::int64_t pos_k = pk[static_cast<std::size_t>(b * Sk + j)];
+          const T* kr = k.row(b, j, g);
           double dot = 0;
           for (std::ptrdiff_t d = 0; d < D; ++d)
-            dot += qrow[static_cast<std::size_t>(d)] * static_cast<double>(k(b, j, g, d));
+            dot += qrow[static_cast<std::size_t>(d)] * static_cast<double>(kr[d * ks]);
           if constexpr (relative_kv_encoding<E>) {  // Shaw: q_i . a^K(i, j), scaled with the content term
             const std::span<const double> ak = enc.relative_key(h, pos_q, pos_k);
             detail::require_shape(static_cast<std::ptrdiff_t>(ak.size()) == D, "encoder.relative_key.size", ak.size(),
@@ -180,8 +182,9 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
         for (std::ptrdiff_t j = 0; j < Sk; ++j) {
           const double w = s[static_cast<std::size_t>(j)];
           if (w == 0) continue;  // masked (or underflowed): contributes nothing, and 0 * inf is avoided
+          const T* vr = v.row(b, j, g);
           for (std::ptrdiff_t d = 0; d < Dv; ++d)
-            acc[static_cast<std::size_t>(d)] += w * static_cast<double>(v(b, j, g, d));
+            acc[static_cast<std::size_t>(d)] += w * static_cast<double>(vr[d * vs]);
           if constexpr (relative_kv_encoding<E>) {  // Shaw: sum_j p_ij a^V(i, j)
             const std::span<const double> av = enc.relative_value(h, pos_q, pk[static_cast<std::size_t>(b * Sk + j)]);
             if (!av.empty()) {
