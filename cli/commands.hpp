@@ -159,6 +159,8 @@ inline void run_rope(const arguments& a, std::ostream& out) {
                               : "no rotary keys found";
     throw config_error(a.config, "this model has no rotary position embedding: " + why);
   }
+  if (m.rope->head_dim > 65536)  // the inspector prints every pair; no real head is this wide
+    throw config_error("head_dim", std::to_string(m.rope->head_dim), "at most 65536 for posenc rope");
   const rope_schedule sched(*m.rope);  // validates (config_error naming the parameter)
   rope_config plain_cfg = *m.rope;
   plain_cfg.scaling = default_scaling{};
