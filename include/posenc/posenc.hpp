@@ -27,8 +27,31 @@
 #include <posenc/encoders/shaw.hpp>
 
 // Rotation kernels
-#include <posenc/kernels/types.hpp>
-#include <posenc/kernels/rotate.hpp>
+// Rotation kernels (scalar reference, AVX2, AVX-512, NEON) and their run-time dispatch
 #include <posenc/rope/angles.hpp>
+#include <posenc/kernels/types.hpp>
+#include <posenc/kernels/isa.hpp>
+#include <posenc/kernels/rotate.hpp>
 #include <posenc/kernels/angles.hpp>
+
+// RoPE (hook 2): configuration, frequency schedules, tables, the encoder; xPos
 #include <posenc/rope/config.hpp>
+#include <posenc/rope/frequencies.hpp>
+#include <posenc/rope/scaling/yarn.hpp>
+#include <posenc/rope/scaling/llama3.hpp>
+#include <posenc/rope/scaling/ntk.hpp>
+#include <posenc/rope/scaling/longrope.hpp>
+#include <posenc/rope/validate.hpp>
+#include <posenc/rope/schedule.hpp>
+#include <posenc/rope/cos_sin_table.hpp>
+#include <posenc/rope/rotate_view.hpp>
+#include <posenc/rope/rope.hpp>
+#include <posenc/rope/permute.hpp>
+#include <posenc/rope/xpos.hpp>
+
+// Model configuration (Hugging Face config.json, GGUF metadata) without a JSON dependency;
+// posenc/config/json.hpp adds the nlohmann-json reader.
+#include <posenc/config/value.hpp>
+#include <posenc/config/model_config.hpp>
+#include <posenc/config/hf.hpp>
+#include <posenc/config/gguf.hpp>
