@@ -11,9 +11,11 @@
 #include <posenc/rope/schedule.hpp>
 
 #include "gguf_writer.hpp"
+#include "support/check.hpp"
 #include "support/golden.hpp"
 
 using namespace posenc;
+using posenc_test::error_of;
 using posenc_test::gguf_writer;
 
 namespace {
@@ -22,19 +24,6 @@ model_config load_bytes(const std::string& bytes) {
   std::istringstream in(bytes);
   const gguf_contents c = read_gguf(in, "test.gguf");
   return load_gguf_config(c.metadata, &c.tensors);
-}
-
-template <class F>
-std::string error_of(F&& f, const std::string& param) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    INFO(e.what());
-    CHECK(e.parameter() == param);
-    return e.what();
-  }
-  FAIL("expected config_error naming " << param);
-  return {};
 }
 
 bool has_warning(const model_config& m, const std::string& needle) {

@@ -6,7 +6,10 @@
 
 #include <posenc/config/json.hpp>
 
+#include "support/check.hpp"
+
 using namespace posenc;
+using posenc_test::error_of;
 
 namespace {
 
@@ -19,19 +22,6 @@ model_config load_file(const std::string& name) {
 }
 
 /// Runs f, expects config_error whose parameter() is `param`, returns the message.
-template <class F>
-std::string error_of(F&& f, const std::string& param) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    INFO(e.what());
-    CHECK(e.parameter() == param);
-    return e.what();
-  }
-  FAIL("expected config_error naming " << param);
-  return {};
-}
-
 bool has_warning(const model_config& m, const std::string& needle) {
   for (const auto& w : m.warnings)
     if (w.find(needle) != std::string::npos) return true;

@@ -12,19 +12,10 @@
 #include "support/golden.hpp"
 
 using namespace posenc;
+using posenc_test::error_of;
 using posenc_test::flatten;
 
 namespace {
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  return "(no config_error)";
-}
-
 // Causal softmax of row i: keys with pos_k > pos_q get weight 0.
 std::vector<double> causal_softmax_row(const alibi& a, std::ptrdiff_t h, std::int64_t pq,
                                        const std::vector<std::int64_t>& pk, const std::vector<double>& logits) {

@@ -6,7 +6,10 @@
 
 #include <posenc/encoders/learned.hpp>
 
+#include "support/check.hpp"
+
 using namespace posenc;
+using posenc_test::error_of;
 
 namespace {
 // table[r][c] = 100 r + c
@@ -17,15 +20,6 @@ std::vector<float> make_table(int rows, int d) {
   return t;
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  return "(no config_error)";
-}
 }  // namespace
 
 TEST_CASE("learned: add and encode use row p + offset", "[learned]") {

@@ -12,18 +12,10 @@
 #include "support/golden.hpp"
 
 using namespace posenc;
+using posenc_test::error_of;
 using posenc_test::flatten;
 
 namespace {
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  return "(no config_error)";
-}
 std::vector<double> iota_table(std::size_t n) {
   std::vector<double> t(n);
   for (std::size_t i = 0; i < n; ++i) t[i] = static_cast<double>(i);

@@ -12,19 +12,10 @@
 #include "support/golden.hpp"
 
 using namespace posenc;
+using posenc_test::error_of;
 using posenc_test::flatten;
 
 namespace {
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  return "(no config_error)";
-}
-
 template <class T = double>
 std::vector<T> row_of(const sinusoidal& s, std::int64_t r) {
   std::vector<T> out(static_cast<std::size_t>(s.model_dim()), T(-7));

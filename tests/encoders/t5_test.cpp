@@ -12,19 +12,8 @@
 #include "support/golden.hpp"
 
 using namespace posenc;
+using posenc_test::error_of;
 using posenc_test::flatten;
-
-namespace {
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  return "(no config_error)";
-}
-}  // namespace
 
 TEST_CASE("t5: golden buckets are exact", "[t5][golden]") {
   const auto file = posenc_test::load_golden("t5_buckets.json");

@@ -33,12 +33,43 @@ worst compare(const A& a, const B& b, double atol, double rtol = 0) {
 }
 
 /// CHECKs that every element is within atol + rtol*|expected|; on failure reports the worst one.
-#define POSENC_CHECK_CLOSE(actual, expected, atol, rtol)                                          \
-  do {                                                                                            \
-    const auto posenc_w_ = ::posenc_test::compare((actual), (expected), (atol), (rtol));          \
-    INFO("worst element " << posenc_w_.index << ": |diff| = " << posenc_w_.diff << " (atol "      \
-                          << (atol) << ", rtol " << (rtol) << ")");                               \
-    CHECK(posenc_w_.excess <= 0);                                                                 \
+#define POSENC_CHECK_CLOSE(actual, expected, atol, rtol)                                                            \
+  do {                                                                                                              \
+    const auto posenc_w_ = ::posenc_test::compare((actual), (expected), (atol), (rtol));                            \
+    INFO("worst element " << posenc_w_.index << ": |diff| = " << posenc_w_.diff << " (atol " << (atol) << ", rtol " \
+                          << (rtol) << ")");                                                                        \
+    CHECK(posenc_w_.excess <= 0);                                                                                   \
   } while (0)
+
+}  // namespace posenc_test
+
+#include <posenc/core/errors.hpp>
+
+namespace posenc_test {
+
+/// The message of the config_error that `f()` throws, or "(no config_error)".
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const posenc::config_error& e) {
+    return e.what();
+  }
+  return "(no config_error)";
+}
+
+/// Like error_of, and CHECKs that the error names `param` (config_error::parameter()).
+template <class F>
+std::string error_of(F&& f, const std::string& param) {
+  try {
+    f();
+  } catch (const posenc::config_error& e) {
+    INFO(e.what());
+    CHECK(e.parameter() == param);
+    return e.what();
+  }
+  FAIL("expected config_error naming " << param);
+  return {};
+}
 
 }  // namespace posenc_test
