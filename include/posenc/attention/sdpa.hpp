@@ -20,6 +20,7 @@
 #include <posenc/attention/mask.hpp>
 #include <posenc/attention/options.hpp>
 #include <posenc/concepts.hpp>
+#include <posenc/core/assert.hpp>
 #include <posenc/core/errors.hpp>
 #include <posenc/core/tensor_view.hpp>
 
@@ -124,6 +125,17 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
   const attention_mask mask(o, B, Sq, Sk);
   const std::span<const std::int64_t> pq = mask.query_positions(), pk = mask.key_positions();
   const double scale = softmax_scale(enc, o, D);
+  if constexpr (relative_kv_encoding<E>) {
+    // Shaw's vectors have fixed sizes: check them once, on the first pair, before anything is written.
+    if (B > 0 && Sq > 0 && Sk > 0 && Hq > 0) {
+      const auto ak = enc.relative_key(0, pq[0], pk[0]);
+      const auto av = enc.relative_value(0, pq[0], pk[0]);
+      detail::require_shape(static_cast<std::ptrdiff_t>(ak.size()) == D, "encoder.relative_key.size", ak.size(),
+                            "q.dim = " + std::to_string(D));
+      detail::require_shape(av.empty() || static_cast<std::ptrdiff_t>(av.size()) == Dv, "encoder.relative_value.size",
+                            av.size(), "0 (no value term) or v.dim = " + std::to_string(Dv));
+    }
+  }
 
   // ---- hook 2: query/key transform, on copies ----
   std::vector<T> qbuf, kbuf;
@@ -167,8 +179,7 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
             dot += qrow[static_cast<std::size_t>(d)] * static_cast<double>(kr[d * ks]);
           if constexpr (relative_kv_encoding<E>) {  // Shaw: q_i . a^K(i, j), scaled with the content term
             const std::span<const double> ak = enc.relative_key(h, pos_q, pos_k);
-            detail::require_shape(static_cast<std::ptrdiff_t>(ak.size()) == D, "encoder.relative_key.size", ak.size(),
-                                  "q.dim = " + std::to_string(D));
+            POSENC_ASSERT(static_cast<std::ptrdiff_t>(ak.size()) == D);
             for (std::ptrdiff_t d = 0; d < D; ++d)
               dot += qrow[static_cast<std::size_t>(d)] * ak[static_cast<std::size_t>(d)];
           }
@@ -188,8 +199,7 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
           if constexpr (relative_kv_encoding<E>) {  // Shaw: sum_j p_ij a^V(i, j)
             const std::span<const double> av = enc.relative_value(h, pos_q, pk[static_cast<std::size_t>(b * Sk + j)]);
             if (!av.empty()) {
-              detail::require_shape(static_cast<std::ptrdiff_t>(av.size()) == Dv, "encoder.relative_value.size",
-                                    av.size(), "v.dim = " + std::to_string(Dv));
+              POSENC_ASSERT(static_cast<std::ptrdiff_t>(av.size()) == Dv);
               for (std::ptrdiff_t d = 0; d < Dv; ++d)
                 acc[static_cast<std::size_t>(d)] += w * av[static_cast<std::size_t>(d)];
             }
