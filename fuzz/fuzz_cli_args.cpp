@@ -28,8 +28,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   using posenc_cli::command;
-  const bool small_table = a.cmd != command::sinusoidal ||
-                           static_cast<double>(a.d_model) * static_cast<double>(a.positions ? a.positions->size() : 16) <= 1e5;
+  const bool small_table =
+      a.cmd != command::sinusoidal ||
+      static_cast<double>(a.d_model) * static_cast<double>(a.positions ? a.positions->size() : 16) <= 1e5;
   if ((a.cmd == command::alibi || a.cmd == command::t5 || a.cmd == command::sinusoidal) && !a.plot && small_table) {
     std::ostringstream out, err;
     const int status = posenc_cli::run(std::span<const std::string_view>(args), out, err);

@@ -32,8 +32,8 @@ concept positional_encoding = std::copyable<E> && requires(const E& e) {
 /// to one embedding row of that width (float and double rows). Throws config_error for a position
 /// the encoding cannot represent (e.g. beyond a learned table, unless its policy says otherwise).
 template <class E>
-concept additive_encoding = positional_encoding<E> && requires(const E& e, std::int64_t p, std::span<float> rf,
-                                                              std::span<double> rd) {
+concept additive_encoding = positional_encoding<E> &&
+    requires(const E& e, std::int64_t p, std::span<float> rf, std::span<double> rd) {
   { e.model_dim() } -> std::convertible_to<std::ptrdiff_t>;
   e.add(p, rf);
   e.add(p, rd);
@@ -44,9 +44,8 @@ concept additive_encoding = positional_encoding<E> && requires(const E& e, std::
 /// (size batch * tokens). Queries and keys are separate calls because some encodings treat them
 /// differently (xPos scales them inversely); keys are transformed before they enter a KV cache.
 template <class E>
-concept qk_transform_encoding = positional_encoding<E> && requires(const E& e, tensor_view<float> xf,
-                                                                  tensor_view<double> xd,
-                                                                  std::span<const std::int64_t> pos) {
+concept qk_transform_encoding = positional_encoding<E> &&
+    requires(const E& e, tensor_view<float> xf, tensor_view<double> xd, std::span<const std::int64_t> pos) {
   { e.head_dim() } -> std::convertible_to<std::ptrdiff_t>;
   e.transform_q(xf, pos);
   e.transform_k(xf, pos);
@@ -57,8 +56,8 @@ concept qk_transform_encoding = positional_encoding<E> && requires(const E& e, t
 /// Hook 3. `bias(h, pos_q, pos_k)` is added to the already scaled logit of query head `h`
 /// (0 <= h < num_heads()) for a query at position pos_q and a key at pos_k.
 template <class E>
-concept score_bias_encoding = positional_encoding<E> && requires(const E& e, std::ptrdiff_t h, std::int64_t i,
-                                                                std::int64_t j) {
+concept score_bias_encoding = positional_encoding<E> &&
+    requires(const E& e, std::ptrdiff_t h, std::int64_t i, std::int64_t j) {
   { e.num_heads() } -> std::convertible_to<std::ptrdiff_t>;
   { e.bias(h, i, j) } -> std::convertible_to<double>;
 };
@@ -68,8 +67,8 @@ concept score_bias_encoding = positional_encoding<E> && requires(const E& e, std
 /// vector aV added to v_j in the weighted sum (an empty span when the encoder has no value term).
 /// Both have head_dim() entries.
 template <class E>
-concept relative_kv_encoding = positional_encoding<E> && requires(const E& e, std::ptrdiff_t h, std::int64_t i,
-                                                                 std::int64_t j) {
+concept relative_kv_encoding = positional_encoding<E> &&
+    requires(const E& e, std::ptrdiff_t h, std::int64_t i, std::int64_t j) {
   { e.head_dim() } -> std::convertible_to<std::ptrdiff_t>;
   { e.relative_key(h, i, j) } -> std::convertible_to<std::span<const double>>;
   { e.relative_value(h, i, j) } -> std::convertible_to<std::span<const double>>;

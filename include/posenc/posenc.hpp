@@ -4,6 +4,9 @@
 // needs nlohmann-json) is not included here.
 #pragma once
 
+// The order below is the dependency order and reads as a table of contents.
+// clang-format off
+
 // Core vocabulary
 #include <posenc/version.hpp>
 #include <posenc/core/platform.hpp>
@@ -55,3 +58,4 @@
 #include <posenc/config/model_config.hpp>
 #include <posenc/config/hf.hpp>
 #include <posenc/config/gguf.hpp>
+// clang-format on

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
 #include <posenc/concepts.hpp>
 #include <posenc/encoders/combined.hpp>
 #include <posenc/encoders/no_position.hpp>
@@ -32,7 +33,8 @@ struct shift_qk {  // adds the position to q and twice the position to k
       for (std::ptrdiff_t t = 0; t < x.tokens(); ++t)
         for (std::ptrdiff_t h = 0; h < x.heads(); ++h)
           for (std::ptrdiff_t d = 0; d < x.dim(); ++d)
-            x(b, t, h, d) += static_cast<T>(mul * static_cast<double>(pos[static_cast<std::size_t>(b * x.tokens() + t)]));
+            x(b, t, h, d) +=
+                static_cast<T>(mul * static_cast<double>(pos[static_cast<std::size_t>(b * x.tokens() + t)]));
   }
   template <class T>
   void transform_q(tensor_view<T> q, std::span<const std::int64_t> pos) const {

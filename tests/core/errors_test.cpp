@@ -1,6 +1,7 @@
 #include <stdexcept>
 
 #include <catch2/catch.hpp>
+
 #include <posenc/core/errors.hpp>
 #include <posenc/version.hpp>
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include <catch2/catch.hpp>
+
 #include <posenc/core/half.hpp>
 
 using posenc::bfloat16;

@@ -2,6 +2,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
 #include <posenc/core/positions.hpp>
 
 using V = std::vector<std::int64_t>;

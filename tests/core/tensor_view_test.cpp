@@ -3,6 +3,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
 #include <posenc/core/tensor_view.hpp>
 
 using posenc::axis;
@@ -45,7 +46,7 @@ TEST_CASE("invalid extents and null data are rejected with shape_error", "[tenso
   float x[4];
   CHECK_THROWS_AS(tensor_view<float>::bthd(x, 1, -1, 1, 4), shape_error);
   CHECK_THROWS_WITH(tensor_view<float>::bthd(nullptr, 1, 1, 1, 4), Catch::Contains("tensor_view.data"));
-  CHECK_NOTHROW(tensor_view<float>::bthd(nullptr, 0, 1, 1, 4));  // empty views may be null
+  CHECK_NOTHROW(tensor_view<float>::bthd(nullptr, 0, 1, 1, 4));                     // empty views may be null
   CHECK_THROWS_AS(tensor_view<float>::bthd(x, 1, 1, 1, -4), posenc::config_error);  // shape_error is a config_error
 }
 

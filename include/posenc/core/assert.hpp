@@ -22,8 +22,7 @@ namespace posenc::inline v0::detail {
 }  // namespace posenc::inline v0::detail
 
 #if defined(POSENC_ENABLE_ASSERTS) && POSENC_ENABLE_ASSERTS
-#define POSENC_ASSERT(cond) \
-  ((cond) ? static_cast<void>(0) : ::posenc::detail::assert_fail(#cond, __FILE__, __LINE__))
+#define POSENC_ASSERT(cond) ((cond) ? static_cast<void>(0) : ::posenc::detail::assert_fail(#cond, __FILE__, __LINE__))
 #else
 #define POSENC_ASSERT(cond) static_cast<void>(0)
 #endif

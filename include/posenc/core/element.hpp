@@ -13,10 +13,9 @@ namespace posenc::inline v0 {
 
 /// The element types every kernel and encoder accepts.
 template <class T>
-concept storage_type = std::same_as<std::remove_const_t<T>, float> ||
-                       std::same_as<std::remove_const_t<T>, double> ||
-                       std::same_as<std::remove_const_t<T>, bfloat16> ||
-                       std::same_as<std::remove_const_t<T>, float16>;
+concept storage_type = std::same_as < std::remove_const_t<T>,
+float > || std::same_as<std::remove_const_t<T>, double> || std::same_as<std::remove_const_t<T>, bfloat16> ||
+    std::same_as<std::remove_const_t<T>, float16>;
 
 /// float for the 16-bit types, the type itself otherwise.
 template <storage_type T>

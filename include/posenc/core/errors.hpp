@@ -52,8 +52,7 @@ namespace detail {
 
 /// Shortest round-trip text of a number, for error messages.
 template <class T>
-  requires std::is_arithmetic_v<T>
-std::string to_text(T v) {
+requires std::is_arithmetic_v<T> std::string to_text(T v) {
   if constexpr (std::is_same_v<T, bool>) {
     return v ? "true" : "false";
   } else {
@@ -62,8 +61,12 @@ std::string to_text(T v) {
     return ec == std::errc{} ? std::string(buf, end) : std::string("?");
   }
 }
-inline std::string to_text(std::string_view v) { return std::string(v); }
-inline std::string to_text(const char* v) { return std::string(v); }
+inline std::string to_text(std::string_view v) {
+  return std::string(v);
+}
+inline std::string to_text(const char* v) {
+  return std::string(v);
+}
 
 /// Throws config_error(parameter, value, expected) unless `ok`.
 template <class V>

@@ -56,7 +56,7 @@ struct float16 {
       h = 0x7c00u | (x > 0x7f800000u ? (0x200u | ((x >> 13) & 0x3ffu)) : 0u);
     } else if (x >= 0x477ff000u) {  // >= 65520 rounds to infinity
       h = 0x7c00u;
-    } else if (x < 0x38800000u) {  // below 2^-14: subnormal or zero; let the FPU round at 2^-24
+    } else if (x < 0x38800000u) {                  // below 2^-14: subnormal or zero; let the FPU round at 2^-24
       constexpr std::uint32_t magic = 126u << 23;  // 0.5f: aligns the half ulp with the float ulp
       const float t = std::bit_cast<float>(x) + std::bit_cast<float>(magic);
       h = std::bit_cast<std::uint32_t>(t) - magic;

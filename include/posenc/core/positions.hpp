@@ -32,10 +32,10 @@ inline constexpr std::int64_t default_pad_position = 1;
 /// token gets the number of real tokens before it in its row (plus `offset`), so left-padded and
 /// unpadded sequences get identical positions; pads get `pad_position`.
 template <class M>
-  requires std::integral<M> || std::floating_point<M>
-[[nodiscard]] std::vector<std::int64_t> positions_from_attention_mask(std::span<const M> mask, std::ptrdiff_t batch,
-                                                                      std::ptrdiff_t seq, std::int64_t offset = 0,
-                                                                      std::int64_t pad_position = default_pad_position) {
+requires std::integral<M> || std::floating_point<M>
+[[nodiscard]] std::vector<std::int64_t> positions_from_attention_mask(
+    std::span<const M> mask, std::ptrdiff_t batch, std::ptrdiff_t seq, std::int64_t offset = 0,
+    std::int64_t pad_position = default_pad_position) {
   detail::require_shape(batch >= 0 && seq >= 0 && static_cast<std::ptrdiff_t>(mask.size()) == batch * seq,
                         "attention_mask.size", mask.size(),
                         "batch * seq = " + std::to_string(batch) + " * " + std::to_string(seq));
@@ -99,7 +99,8 @@ template <std::integral I>
   std::vector<std::int32_t> seg;
   seg.reserve(pos.size());
   for (std::size_t i = 1; i < cu_seqlens.size(); ++i)
-    seg.insert(seg.end(), static_cast<std::size_t>(cu_seqlens[i] - cu_seqlens[i - 1]), static_cast<std::int32_t>(i - 1));
+    seg.insert(seg.end(), static_cast<std::size_t>(cu_seqlens[i] - cu_seqlens[i - 1]),
+               static_cast<std::int32_t>(i - 1));
   return seg;
 }
 

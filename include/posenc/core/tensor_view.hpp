@@ -72,8 +72,7 @@ class tensor_view {
 
   /// A view of const elements over the same memory.
   operator tensor_view<const T>() const noexcept  // NOLINT(google-explicit-constructor)
-    requires(!std::is_const_v<T>)
-  {
+      requires(!std::is_const_v<T>) {
     return tensor_view<const T>::unchecked(data_, extents_, strides_);
   }
 
@@ -145,8 +144,8 @@ class tensor_view {
 /// Throws shape_error unless `a` and `b` have the same extent along `ax`; `what` names the check.
 template <class A, class B>
 void require_same_extent(const tensor_view<A>& a, const tensor_view<B>& b, axis ax, const char* what) {
-  detail::require_shape(a.extent(ax) == b.extent(ax), what, std::to_string(a.extent(ax)) + " vs " + std::to_string(b.extent(ax)),
-                        "equal extents");
+  detail::require_shape(a.extent(ax) == b.extent(ax), what,
+                        std::to_string(a.extent(ax)) + " vs " + std::to_string(b.extent(ax)), "equal extents");
 }
 
 }  // namespace posenc::inline v0

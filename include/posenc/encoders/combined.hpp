@@ -17,8 +17,7 @@
 namespace posenc::inline v0 {
 
 template <positional_encoding A, positional_encoding B>
-  requires(!(relative_kv_encoding<A> && relative_kv_encoding<B>))
-class combined {
+requires(!(relative_kv_encoding<A> && relative_kv_encoding<B>)) class combined {
  public:
   combined(A a, B b) : a_(std::move(a)), b_(std::move(b)) {
     if constexpr (additive_encoding<A> && additive_encoding<B>)
@@ -37,52 +36,48 @@ class combined {
   [[nodiscard]] const B& second() const noexcept { return b_; }
 
   // Hook 1
-  [[nodiscard]] std::ptrdiff_t model_dim() const
-    requires additive_encoding<A> || additive_encoding<B>
-  {
-    if constexpr (additive_encoding<A>) return a_.model_dim();
-    else return b_.model_dim();
+  [[nodiscard]] std::ptrdiff_t model_dim() const requires additive_encoding<A> || additive_encoding<B> {
+    if constexpr (additive_encoding<A>)
+      return a_.model_dim();
+    else
+      return b_.model_dim();
   }
   template <class T>
-  void add(std::int64_t p, std::span<T> row) const
-    requires additive_encoding<A> || additive_encoding<B>
-  {
+  void add(std::int64_t p, std::span<T> row) const requires additive_encoding<A> || additive_encoding<B> {
     if constexpr (additive_encoding<A>) a_.add(p, row);
     if constexpr (additive_encoding<B>) b_.add(p, row);
   }
 
   // Hooks 2 and 4 share head_dim
-  [[nodiscard]] std::ptrdiff_t head_dim() const
-    requires qk_transform_encoding<A> || qk_transform_encoding<B> || relative_kv_encoding<A> || relative_kv_encoding<B>
-  {
-    if constexpr (qk_transform_encoding<A> || relative_kv_encoding<A>) return a_.head_dim();
-    else return b_.head_dim();
+  [[nodiscard]] std::ptrdiff_t head_dim() const requires qk_transform_encoding<A> || qk_transform_encoding<B> ||
+      relative_kv_encoding<A> || relative_kv_encoding<B> {
+    if constexpr (qk_transform_encoding<A> || relative_kv_encoding<A>)
+      return a_.head_dim();
+    else
+      return b_.head_dim();
   }
   template <class T>
-  void transform_q(tensor_view<T> q, std::span<const std::int64_t> pos) const
-    requires qk_transform_encoding<A> || qk_transform_encoding<B>
-  {
+  void transform_q(tensor_view<T> q, std::span<const std::int64_t> pos) const requires qk_transform_encoding<A> ||
+      qk_transform_encoding<B> {
     if constexpr (qk_transform_encoding<A>) a_.transform_q(q, pos);
     if constexpr (qk_transform_encoding<B>) b_.transform_q(q, pos);
   }
   template <class T>
-  void transform_k(tensor_view<T> k, std::span<const std::int64_t> pos) const
-    requires qk_transform_encoding<A> || qk_transform_encoding<B>
-  {
+  void transform_k(tensor_view<T> k, std::span<const std::int64_t> pos) const requires qk_transform_encoding<A> ||
+      qk_transform_encoding<B> {
     if constexpr (qk_transform_encoding<A>) a_.transform_k(k, pos);
     if constexpr (qk_transform_encoding<B>) b_.transform_k(k, pos);
   }
 
   // Hook 3
-  [[nodiscard]] std::ptrdiff_t num_heads() const
-    requires score_bias_encoding<A> || score_bias_encoding<B>
-  {
-    if constexpr (score_bias_encoding<A>) return a_.num_heads();
-    else return b_.num_heads();
+  [[nodiscard]] std::ptrdiff_t num_heads() const requires score_bias_encoding<A> || score_bias_encoding<B> {
+    if constexpr (score_bias_encoding<A>)
+      return a_.num_heads();
+    else
+      return b_.num_heads();
   }
-  [[nodiscard]] double bias(std::ptrdiff_t h, std::int64_t i, std::int64_t j) const
-    requires score_bias_encoding<A> || score_bias_encoding<B>
-  {
+  [[nodiscard]] double bias(std::ptrdiff_t h, std::int64_t i,
+                            std::int64_t j) const requires score_bias_encoding<A> || score_bias_encoding<B> {
     double s = 0;
     if constexpr (score_bias_encoding<A>) s += a_.bias(h, i, j);
     if constexpr (score_bias_encoding<B>) s += b_.bias(h, i, j);
@@ -90,23 +85,24 @@ class combined {
   }
 
   // Hook 4
-  [[nodiscard]] std::span<const double> relative_key(std::ptrdiff_t h, std::int64_t i, std::int64_t j) const
-    requires relative_kv_encoding<A> || relative_kv_encoding<B>
-  {
-    if constexpr (relative_kv_encoding<A>) return a_.relative_key(h, i, j);
-    else return b_.relative_key(h, i, j);
+  [[nodiscard]] std::span<const double> relative_key(std::ptrdiff_t h, std::int64_t i, std::int64_t j) const requires
+      relative_kv_encoding<A> || relative_kv_encoding<B> {
+    if constexpr (relative_kv_encoding<A>)
+      return a_.relative_key(h, i, j);
+    else
+      return b_.relative_key(h, i, j);
   }
-  [[nodiscard]] std::span<const double> relative_value(std::ptrdiff_t h, std::int64_t i, std::int64_t j) const
-    requires relative_kv_encoding<A> || relative_kv_encoding<B>
-  {
-    if constexpr (relative_kv_encoding<A>) return a_.relative_value(h, i, j);
-    else return b_.relative_value(h, i, j);
+  [[nodiscard]] std::span<const double> relative_value(std::ptrdiff_t h, std::int64_t i, std::int64_t j) const requires
+      relative_kv_encoding<A> || relative_kv_encoding<B> {
+    if constexpr (relative_kv_encoding<A>)
+      return a_.relative_value(h, i, j);
+    else
+      return b_.relative_value(h, i, j);
   }
 
   // Softmax-scale correction of either part (DeepSeek YaRN)
-  [[nodiscard]] double softmax_scale_multiplier() const
-    requires has_softmax_scale_multiplier<A> || has_softmax_scale_multiplier<B>
-  {
+  [[nodiscard]] double softmax_scale_multiplier() const requires has_softmax_scale_multiplier<A> ||
+      has_softmax_scale_multiplier<B> {
     double m = 1;
     if constexpr (has_softmax_scale_multiplier<A>) m *= a_.softmax_scale_multiplier();
     if constexpr (has_softmax_scale_multiplier<B>) m *= b_.softmax_scale_multiplier();
