@@ -52,6 +52,14 @@
 #include <posenc/rope/permute.hpp>
 #include <posenc/rope/xpos.hpp>
 
+// Reference attention (every hook), KV cache, Eigen attention layer
+#include <posenc/attention/options.hpp>
+#include <posenc/attention/mask.hpp>
+#include <posenc/attention/sdpa.hpp>
+#include <posenc/attention/kv_cache.hpp>
+#include <posenc/attention/eigen_interop.hpp>
+#include <posenc/attention/attention_layer.hpp>
+
 // Model configuration (Hugging Face config.json, GGUF metadata) without a JSON dependency;
 // posenc/config/json.hpp adds the nlohmann-json reader.
 #include <posenc/config/value.hpp>
