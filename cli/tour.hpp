@@ -22,12 +22,14 @@
 #include <posenc/attention/sdpa.hpp>
 #include <posenc/concepts.hpp>
 #include <posenc/encoders/alibi.hpp>
+#include <posenc/encoders/combined.hpp>
 #include <posenc/encoders/learned.hpp>
 #include <posenc/encoders/no_position.hpp>
 #include <posenc/encoders/shaw.hpp>
 #include <posenc/encoders/sinusoidal.hpp>
 #include <posenc/encoders/t5.hpp>
 #include <posenc/rope/rope.hpp>
+#include <posenc/rope/xpos.hpp>
 
 #include "commands.hpp"
 
@@ -214,7 +216,7 @@ inline void run_tour(const arguments& a, std::ostream& out, std::ostream& err) {
     try {
       r.at_4l = td::pct(td::local_mass(td::attention_weights(ex, enc, L4, scale), L4));
     } catch (const config_error& e) {
-      r.at_4l = "n/a (" + e.parameter() + " > table)";
+      r.at_4l = "n/a (beyond table)";
     }
     svg::panel pn{name, static_cast<std::size_t>(L), static_cast<std::size_t>(L), {}};
     pn.v.assign(w.begin(), w.begin() + L * L);  // head 0
@@ -236,8 +238,11 @@ inline void run_tour(const arguments& a, std::ostream& out, std::ostream& err) {
       .head_dim = td::head_dim, .theta = 10000, .scaling = yarn_scaling{.factor = 4, .original_max_position = L}});
   run("RoPE + YaRN", rope_yarn, "factor 4, L0 64, beta 32/1, M " + fmt(rope_yarn.frequencies().attention_scaling),
       std::nullopt);
+  const xpos xpos_enc(xpos_config{.head_dim = td::head_dim});
+  run("xPos", xpos_enc, "gamma 0.4, scale_base 512, interleaved, centre 0", std::nullopt);
   const alibi alibi_enc(alibi_config{.num_heads = td::heads});
   run("ALiBi", alibi_enc, "slopes 1/4 1/16 1/64 1/256, symmetric", std::nullopt);
+  run("RoPE + ALiBi", combine(rope_plain, alibi_enc), "combined<rope, alibi>", std::nullopt);
   std::vector<double> t5_table(static_cast<std::size_t>(32 * td::heads));
   for (std::size_t b = 0; b < 32; ++b)
     for (std::size_t h = 0; h < static_cast<std::size_t>(td::heads); ++h)
@@ -254,13 +259,13 @@ inline void run_tour(const arguments& a, std::ostream& out, std::ostream& err) {
   const shaw_relative shaw(shaw_cfg, rk, rv);
   run("Shaw relative", shaw, "k_max 16, random tables, shared heads", std::nullopt);
 
-  out << pad("encoder", 18) << "  " << std::string("hook") << std::string(13, ' ')
-      << "local@L    local@4L     parameters\n";
+  out << pad("encoder", 18) << "  " << std::string("hook") << std::string(22, ' ')
+      << "local@L    local@4L                 parameters\n";
   for (const auto& r : rows) {
     std::string hook = r.hook;
-    hook.resize(std::max<std::size_t>(hook.size(), 16), ' ');
+    hook.resize(std::max<std::size_t>(hook.size(), 25), ' ');
     std::string at4 = r.at_4l;
-    at4.resize(std::max<std::size_t>(at4.size(), 12), ' ');
+    at4.resize(std::max<std::size_t>(at4.size(), 24), ' ');
     out << pad(r.name, 18) << "  " << hook << " " << pad(r.at_l, 7) << "    " << at4 << " " << r.params << "\n";
   }
 

@@ -315,7 +315,11 @@ TEST_CASE("tour writes its plots and reports the invariance error") {
   INFO(r.err);
   REQUIRE(r.status == 0);
   CHECK(r.out.find("RoPE relative invariance") != std::string::npos);
-  CHECK(r.out.find("ALiBi") != std::string::npos);
+  for (const char* name : {"NoPE", "sinusoidal", "learned absolute", "RoPE + YaRN", "xPos", "ALiBi", "RoPE + ALiBi",
+                           "T5 bias", "Shaw relative"}) {
+    INFO(name);
+    CHECK(r.out.find(name) != std::string::npos);  // every family, and a combination, runs through attention
+  }
   for (const char* f : {"rope_wavelengths.svg", "alibi_heads.svg", "t5_buckets.svg", "sinusoidal.svg", "attention.svg"})
     CHECK(std::filesystem::file_size(std::filesystem::path(dir) / f) > 1000);
 }
