@@ -161,7 +161,9 @@ inline void run_rope(const arguments& a, std::ostream& out) {
   }
   if (m.rope->head_dim > 65536)  // the inspector prints every pair; no real head is this wide
     throw config_error("head_dim", std::to_string(m.rope->head_dim), "at most 65536 for posenc rope");
-  const rope_schedule sched(*m.rope);  // validates (config_error naming the parameter)
+  rope_config cfg = *m.rope;
+  if (a.reference_fp32) cfg.angles = angle_mode::reference_fp32;  // HF's float32 inv_freq where it is defined
+  const rope_schedule sched(cfg);                                 // validates (config_error naming the parameter)
   rope_config plain_cfg = *m.rope;
   plain_cfg.scaling = default_scaling{};
   const rope_schedule plain(plain_cfg);

@@ -124,16 +124,29 @@ TEST_CASE("rope --json cos/sin match rope_apply.json fp64full (atol 1e-12 + 2.5e
   CHECK(checked >= 20);
 }
 
-TEST_CASE("rope --angle-mode reference_fp32 is float32 arithmetic (vs cos_fp32 at small positions)") {
+TEST_CASE("rope --angle-mode reference_fp32 reproduces HF float32 cos/sin (default and partial schedules)") {
+  // Default-schedule models: HF's own float32 inv_freq, float32 angle and cos/sin, at every golden
+  // position (0 to 65535); atol 2e-6 as the golden README allows for libm differences.
   const auto golden = posenc_test::load_golden("rope_apply.json");
-  const auto& c = posenc_test::golden_case(golden, "llama2_7b_default_apply_small_pos");
-  const auto j = rope_json("llama2_7b.json", {"--positions", "0,1", "--angle-mode", "reference_fp32"});
-  CHECK(j.at("angle_mode") == "reference_fp32");
-  for (std::size_t t = 0; t < 2; ++t) {
-    const auto gc = j.at("cos")[t].get<std::vector<double>>();
-    for (std::size_t k = 0; k < gc.size(); ++k) {
-      CHECK(static_cast<double>(static_cast<float>(gc[k])) == gc[k]);  // float32 values
-      CHECK(gc[k] == Approx(c.at("expected").at("cos_fp32")[t][k].get<double>()).margin(2e-6));
+  for (const auto& [file, id] :
+       std::vector<std::pair<std::string, std::string>>{{"llama2_7b.json", "llama2_7b_default_apply_small_pos"},
+                                                        {"llama2_7b.json", "llama2_7b_default_apply_mid_pos"},
+                                                        {"gpt_neox_20b.json", "gpt_neox_20b_partial_apply_small_pos"},
+                                                        {"gpt_neox_20b.json", "gpt_neox_20b_partial_apply_mid_pos"}}) {
+    INFO(id);
+    const auto& c = posenc_test::golden_case(golden, id);
+    std::string list;
+    for (const auto& p : c.at("positions")) list += (list.empty() ? "" : ",") + std::to_string(p.get<std::int64_t>());
+    const auto j = rope_json(file, {"--positions", list, "--angle-mode", "reference_fp32"});
+    CHECK(j.at("angle_mode") == "reference_fp32");
+    for (std::size_t t = 0; t < c.at("positions").size(); ++t) {
+      const auto gc = j.at("cos")[t].get<std::vector<double>>();
+      const auto gs = j.at("sin")[t].get<std::vector<double>>();
+      for (std::size_t k = 0; k < gc.size(); ++k) {
+        CHECK(static_cast<double>(static_cast<float>(gc[k])) == gc[k]);  // float32 values
+        CHECK(gc[k] == Approx(c.at("expected").at("cos_fp32")[t][k].get<double>()).margin(2e-6));
+        CHECK(gs[k] == Approx(c.at("expected").at("sin_fp32")[t][k].get<double>()).margin(2e-6));
+      }
     }
   }
 }
