@@ -66,7 +66,7 @@ inline void rotate_rows(const rope_geometry& g, head_rows<const T> src, head_row
   if (src.heads <= 0) return;
   for (std::ptrdiff_t r = row_begin; r < row_end; ++r) {
     const std::ptrdiff_t t = r / src.heads, h = r % src.heads, a = angles.index(t);
-    rotate_row(g, src.row(t, h), dst.row(t, h), angles.cos + a, angles.sin + a, dir, stream);
+    scalar::rotate_row(g, src.row(t, h), dst.row(t, h), angles.cos + a, angles.sin + a, dir, stream);
   }
 }
 
@@ -77,7 +77,7 @@ inline void rotate(const rope_geometry& g, head_rows<const T> src, head_rows<T> 
                    rotation dir) noexcept {
   POSENC_ASSERT(g.rotary_dim >= 2 && g.rotary_dim % 2 == 0 && g.offset >= 0 && g.offset + g.rotary_dim <= g.head_dim);
   POSENC_ASSERT(src.tokens == dst.tokens && src.heads == dst.heads);
-  rotate_rows(g, src, dst, angles, dir, 0, src.tokens * src.heads);
+  scalar::rotate_rows(g, src, dst, angles, dir, 0, src.tokens * src.heads);
 }
 
 }  // namespace scalar

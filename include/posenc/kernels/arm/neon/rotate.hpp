@@ -152,7 +152,7 @@ inline void rotate_rows(const rope_geometry& g, head_rows<const T> src, head_row
   std::ptrdiff_t t = row_begin / src.heads, h = row_begin % src.heads;
   for (std::ptrdiff_t r = row_begin; r < row_end; ++r) {
     const std::ptrdiff_t a = angles.index(t);
-    rotate_row(g, src.row(t, h), dst.row(t, h), angles.cos + a, angles.sin + a, dir, stream);
+    neon::rotate_row(g, src.row(t, h), dst.row(t, h), angles.cos + a, angles.sin + a, dir, stream);
     if (++h == src.heads) h = 0, ++t;
   }
 }
@@ -161,7 +161,7 @@ inline void rotate_rows(const rope_geometry& g, head_rows<const T> src, head_row
 template <storage_type T, class C>
 inline void rotate(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
                    rotation dir) noexcept {
-  rotate_rows(g, src, dst, angles, dir, 0, src.tokens * src.heads);
+  neon::rotate_rows(g, src, dst, angles, dir, 0, src.tokens * src.heads);
 }
 
 }  // namespace neon

@@ -166,7 +166,7 @@ POSENC_TARGET_AVX512 inline void rotate_rows(const rope_geometry& g, head_rows<c
   std::ptrdiff_t t = row_begin / src.heads, h = row_begin % src.heads;
   for (std::ptrdiff_t r = row_begin; r < row_end; ++r) {
     const std::ptrdiff_t a = angles.index(t);
-    rotate_row(g, src.row(t, h), dst.row(t, h), angles.cos + a, angles.sin + a, dir, stream);
+    avx512::rotate_row(g, src.row(t, h), dst.row(t, h), angles.cos + a, angles.sin + a, dir, stream);
     if (++h == src.heads) h = 0, ++t;
   }
   if (stream) _mm_sfence();
@@ -176,7 +176,7 @@ POSENC_TARGET_AVX512 inline void rotate_rows(const rope_geometry& g, head_rows<c
 template <storage_type T, class C>
 POSENC_TARGET_AVX512 inline void rotate(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst,
                                         angle_rows<C> angles, rotation dir) noexcept {
-  rotate_rows(g, src, dst, angles, dir, 0, src.tokens * src.heads);
+  avx512::rotate_rows(g, src, dst, angles, dir, 0, src.tokens * src.heads);
 }
 
 }  // namespace avx512
