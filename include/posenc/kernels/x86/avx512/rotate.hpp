@@ -8,6 +8,7 @@
 #include <posenc/kernels/scalar/rotate.hpp>
 
 #if POSENC_HAS_X86_KERNELS
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <immintrin.h>
@@ -100,15 +101,37 @@ POSENC_AVX512_INLINE void put(T* p, V v) {
     store(p, v);
 }
 
-template <bool Stream, storage_type T, class C>
-POSENC_TARGET_AVX512 inline void rotate_pairs(const rope_geometry& g, const T* s, T* d, const C* cos, const C* sin,
-                                              rotation dir) noexcept {
+// Two vectors from 2L contiguous elements, in the lane order pair_angles / dup_angles match
+// (natural here; the AVX2 kernel reorders bfloat16 lanes to save shuffles).
+template <class T>
+POSENC_AVX512_INLINE void load2(const T* p, vec<std::remove_const_t<T>>& v0, vec<std::remove_const_t<T>>& v1) {
+  v0 = load(p), v1 = load(p + lanes<std::remove_const_t<T>>);
+}
+template <bool Stream, class T, class V>
+POSENC_AVX512_INLINE void store2(T* p, V v0, V v1) {
+  put<Stream>(p, v0), put<Stream>(p + lanes<T>, v1);
+}
+// Angles of the 2L pairs at c for half_split vectors from load2; of the L pairs at c, each twice
+// (interleaved), for interleaved vectors from load2.
+template <class T, class C>
+POSENC_AVX512_INLINE void pair_angles(const T*, const C* c, vec<C>& c0, vec<C>& c1) {
+  c0 = load(c), c1 = load(c + lanes<C>);
+}
+template <class T, class C>
+POSENC_AVX512_INLINE void dup_angles(const T*, const C* c, vec<C>& c0, vec<C>& c1) {
+  const vec<C> x = load(c);
+  c0 = dup_lo(x), c1 = dup_hi(x);
+}
+
+/// Pairs [k, P) one vector at a time, then a partial vector (the part of a row the 2-vector loop of
+/// rotate_pairs leaves). Out of line: most rows never get here.
+template <pairing Layout, bool Inverse, bool Stream, storage_type T, class C>
+POSENC_TARGET_AVX512 __attribute__((noinline)) void rotate_rest(int P, int k, const T* s, T* d, const C* cos,
+                                                                const C* sin) noexcept {
   using V = vec<T>;
   constexpr int L = lanes<T>;
-  const int P = g.pairs();
-  const V neg = sign_mask(V{}, dir == rotation::inverse);
-  int k = 0;
-  if (g.layout == pairing::half_split) {
+  const V neg = sign_mask(V{}, Inverse);
+  if constexpr (Layout == pairing::half_split) {
     for (; k + L <= P; k += L) {
       const V a = load(s + k), b = load(s + k + P), c = load(cos + k), sn = flip(load(sin + k), neg);
       put<Stream>(d + k, sub(mul(a, c), mul(b, sn)));
@@ -120,56 +143,128 @@ POSENC_TARGET_AVX512 inline void rotate_pairs(const rope_geometry& g, const T* s
       store_n(d + k, sub(mul(a, c), mul(b, sn)), n);
       store_n(d + k + P, add(mul(a, sn), mul(b, c)), n);
     }
-  } else {
+  } else if (const int n = P - k; n > 0) {
     const V odd = even_sign(V{});
-    for (; k + L <= P; k += L) {
-      const V x0 = load(s + 2 * k), x1 = load(s + 2 * k + L), c = load(cos + k), sn = flip(load(sin + k), neg);
-      put<Stream>(d + 2 * k, add(mul(x0, dup_lo(c)), mul(swap_pairs(x0), flip(dup_lo(sn), odd))));
-      put<Stream>(d + 2 * k + L, add(mul(x1, dup_hi(c)), mul(swap_pairs(x1), flip(dup_hi(sn), odd))));
-    }
-    if (const int n = P - k; n > 0) {
-      const int n0 = 2 * n < L ? 2 * n : L, n1 = 2 * n - n0;
-      const V x0 = load_n(s + 2 * k, n0), x1 = n1 > 0 ? load_n(s + 2 * k + L, n1) : V{}, c = load_n(cos + k, n),
-              sn = flip(load_n(sin + k, n), neg);
-      store_n(d + 2 * k, add(mul(x0, dup_lo(c)), mul(swap_pairs(x0), flip(dup_lo(sn), odd))), n0);
-      if (n1 > 0) store_n(d + 2 * k + L, add(mul(x1, dup_hi(c)), mul(swap_pairs(x1), flip(dup_hi(sn), odd))), n1);
-    }
+    const int n0 = 2 * n < L ? 2 * n : L, n1 = 2 * n - n0;
+    const V x0 = load_n(s + 2 * k, n0), x1 = n1 > 0 ? load_n(s + 2 * k + L, n1) : V{}, c = load_n(cos + k, n),
+            sn = flip(load_n(sin + k, n), neg);
+    store_n(d + 2 * k, add(mul(x0, dup_lo(c)), mul(swap_pairs(x0), flip(dup_lo(sn), odd))), n0);
+    if (n1 > 0) store_n(d + 2 * k + L, add(mul(x1, dup_hi(c)), mul(swap_pairs(x1), flip(dup_hi(sn), odd))), n1);
   }
 }
 
-/// See scalar::rotate_row. `stream`: use non-temporal stores where the output is vector-aligned.
-template <storage_type T, class C>
-POSENC_TARGET_AVX512 inline void rotate_row(const rope_geometry& g, const T* src, T* dst, const C* cos, const C* sin,
-                                            rotation dir, bool stream = false) noexcept {
-  constexpr auto bytes = static_cast<std::uintptr_t>(lanes<T>) * sizeof(T);
-  T* d = dst + g.offset;
-  const bool aligned = reinterpret_cast<std::uintptr_t>(d) % bytes == 0 &&
-                       (g.layout == pairing::interleaved || (g.pairs() * sizeof(T)) % bytes == 0);
-  if (stream && aligned) {
-    rotate_pairs<true>(g, src + g.offset, d, cos, sin, dir);
-  } else {
-    rotate_pairs<false>(g, src + g.offset, d, cos, sin, dir);
+/// The rotary slices of n rows of one token (row i at s + i * ss, written to d + i * ds): 2L
+/// half_split or L interleaved pairs per step, two vectors each, then rotate_rest. Stream: row by
+/// row (whole lines for write combining); otherwise pair block by pair block with the angles of
+/// the block loaded (and shuffled) once for all n rows.
+template <pairing Layout, bool Inverse, bool Stream, storage_type T, class C>
+POSENC_AVX512_INLINE void rotate_heads(int P, const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds, std::ptrdiff_t n,
+                                       const C* cos, const C* sin) noexcept {
+  using V = vec<T>;
+  constexpr int L = lanes<T>, step = Layout == pairing::half_split ? 2 * L : L;
+  const std::ptrdiff_t rows = Stream ? 1 : n;  // rows per pair block
+  int k = 0;
+  for (std::ptrdiff_t r = 0; r < n; r += rows) {
+    for (k = 0; k + step <= P; k += step) {
+      V c0, c1, s0, s1;
+      if constexpr (Layout == pairing::half_split) {
+        pair_angles(s, cos + k, c0, c1), pair_angles(s, sin + k, s0, s1);
+        if constexpr (Inverse) s0 = flip(s0, sign_mask(V{}, true)), s1 = flip(s1, sign_mask(V{}, true));
+      } else {
+        // Even lanes take -sin (forward) or +sin (inverse): one sign flip covers direction and pairing.
+        const V odd = Inverse ? flip(even_sign(V{}), sign_mask(V{}, true)) : even_sign(V{});
+        dup_angles(s, cos + k, c0, c1), dup_angles(s, sin + k, s0, s1);
+        s0 = flip(s0, odd), s1 = flip(s1, odd);
+      }
+      for (std::ptrdiff_t i = r; i < r + rows; ++i) {
+        const T* x = s + i * ss;
+        T* y = d + i * ds;
+        V x0, x1;
+        if constexpr (Layout == pairing::half_split) {
+          V b0, b1;
+          load2(x + k, x0, x1), load2(x + k + P, b0, b1);
+          store2<Stream>(y + k, sub(mul(x0, c0), mul(b0, s0)), sub(mul(x1, c1), mul(b1, s1)));
+          store2<Stream>(y + k + P, add(mul(x0, s0), mul(b0, c0)), add(mul(x1, s1), mul(b1, c1)));
+        } else {
+          load2(x + 2 * k, x0, x1);
+          store2<Stream>(y + 2 * k, add(mul(x0, c0), mul(swap_pairs(x0), s0)),
+                         add(mul(x1, c1), mul(swap_pairs(x1), s1)));
+        }
+      }
+    }
   }
-  if (src != dst) {
-    std::memcpy(dst, src, static_cast<std::size_t>(g.offset) * sizeof(T));
-    const int end = g.offset + g.rotary_dim;
-    std::memcpy(dst + end, src + end, static_cast<std::size_t>(g.head_dim - end) * sizeof(T));
+  if (k < P) {
+    for (std::ptrdiff_t i = 0; i < n; ++i) rotate_rest<Layout, Inverse, Stream>(P, k, s + i * ss, d + i * ds, cos, sin);
   }
 }
 
-/// See scalar::rotate_rows.
+/// Rows [row_begin, row_end) with every per-call decision (layout, direction, streaming, pass-through
+/// copy) taken once: per token only pointer arithmetic and rotate_heads remain.
+template <pairing Layout, bool Inverse, bool Stream, storage_type T, class C>
+POSENC_TARGET_AVX512 inline void rotate_range(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst,
+                                              angle_rows<C> angles, std::ptrdiff_t row_begin,
+                                              std::ptrdiff_t row_end) noexcept {
+  const int P = g.pairs(), o = g.offset, end = o + g.rotary_dim;
+  const bool copy = src.data != dst.data && (o > 0 || end < g.head_dim);
+  std::ptrdiff_t t = row_begin / src.heads, h = row_begin % src.heads;
+  for (std::ptrdiff_t r = row_begin; r < row_end; ++t, h = 0) {
+    const std::ptrdiff_t a = angles.index(t), n = std::min(src.heads - h, row_end - r);
+    rotate_heads<Layout, Inverse, Stream>(P, src.row(t, h) + o, dst.row(t, h) + o, src.head_stride, dst.head_stride, n,
+                                          angles.cos + a, angles.sin + a);
+    for (std::ptrdiff_t i = h; copy && i < h + n; ++i) {
+      std::memcpy(dst.row(t, i), src.row(t, i), static_cast<std::size_t>(o) * sizeof(T));
+      std::memcpy(dst.row(t, i) + end, src.row(t, i) + end, static_cast<std::size_t>(g.head_dim - end) * sizeof(T));
+    }
+    r += n;
+  }
+}
+
+/// Streaming stores need every rotary slice 64-byte aligned (and, half_split, its second half).
+template <class T>
+[[nodiscard]] inline bool stream_aligned(const rope_geometry& g, head_rows<T> dst) noexcept {
+  constexpr std::ptrdiff_t B = 64;
+  const auto bytes = [](std::ptrdiff_t n) { return n * static_cast<std::ptrdiff_t>(sizeof(T)); };
+  return reinterpret_cast<std::uintptr_t>(dst.data + g.offset) % B == 0 && bytes(dst.token_stride) % B == 0 &&
+         bytes(dst.head_stride) % B == 0 && (g.layout == pairing::interleaved || bytes(g.pairs()) % B == 0);
+}
+
+template <pairing Layout, bool Stream, storage_type T, class C>
+POSENC_TARGET_AVX512 inline void rotate_range(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst,
+                                              angle_rows<C> angles, rotation dir, std::ptrdiff_t row_begin,
+                                              std::ptrdiff_t row_end) noexcept {
+  if (dir == rotation::inverse)
+    rotate_range<Layout, true, Stream>(g, src, dst, angles, row_begin, row_end);
+  else
+    rotate_range<Layout, false, Stream>(g, src, dst, angles, row_begin, row_end);
+}
+
+/// See scalar::rotate_rows. `stream`: non-temporal stores when every output row is 64-byte aligned.
 template <storage_type T, class C>
 POSENC_TARGET_AVX512 inline void rotate_rows(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst,
                                              angle_rows<C> angles, rotation dir, std::ptrdiff_t row_begin,
                                              std::ptrdiff_t row_end, bool stream = false) noexcept {
   if (src.heads <= 0 || row_begin >= row_end) return;
-  std::ptrdiff_t t = row_begin / src.heads, h = row_begin % src.heads;
-  for (std::ptrdiff_t r = row_begin; r < row_end; ++r) {
-    const std::ptrdiff_t a = angles.index(t);
-    avx512::rotate_row(g, src.row(t, h), dst.row(t, h), angles.cos + a, angles.sin + a, dir, stream);
-    if (++h == src.heads) h = 0, ++t;
+  stream = stream && stream_aligned(g, dst);
+  if (g.layout == pairing::half_split) {
+    if (stream)
+      rotate_range<pairing::half_split, true>(g, src, dst, angles, dir, row_begin, row_end);
+    else
+      rotate_range<pairing::half_split, false>(g, src, dst, angles, dir, row_begin, row_end);
+  } else {
+    if (stream)
+      rotate_range<pairing::interleaved, true>(g, src, dst, angles, dir, row_begin, row_end);
+    else
+      rotate_range<pairing::interleaved, false>(g, src, dst, angles, dir, row_begin, row_end);
   }
   if (stream) _mm_sfence();
+}
+
+/// See scalar::rotate_row. `stream`: non-temporal stores where the output is 64-byte aligned.
+template <storage_type T, class C>
+POSENC_TARGET_AVX512 inline void rotate_row(const rope_geometry& g, const T* src, T* dst, const C* cos, const C* sin,
+                                            rotation dir, bool stream = false) noexcept {
+  avx512::rotate_rows(g, head_rows<const T>{src, 1, 1, 0, 0}, head_rows<T>{dst, 1, 1, 0, 0}, angle_rows<C>{cos, sin, 0},
+                      dir, 0, 1, stream);
 }
 
 /// See scalar::rotate.
