@@ -14,9 +14,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -138,6 +140,9 @@ void anchor_copy_nt(const float* src, float* dst, std::size_t n) {
   std::memcpy(dst, src, n * sizeof(float));
 }
 
+constexpr std::string_view variant_names[] = {"kernel", "parallel2", "oop",          "otf",
+                                              "scalar", "plain",     "anchor_scale", "anchor_copy_nt"};
+
 template <class T>
 void run(benchmark::State& state, const shape& s, k::pairing layout, const std::string& variant) {
   constexpr int P = head_dim / 2;
@@ -154,8 +159,11 @@ void run(benchmark::State& state, const shape& s, k::pairing layout, const std::
   const k::head_rows<const T> cx{src, s.tokens, heads, heads * head_dim, head_dim};
   const k::head_rows<T> y{dst, s.tokens, heads, heads * head_dim, head_dim};
 
+  // The variant as a number, so the timed loop compares integers, not strings.
+  const auto v = static_cast<int>(std::find(std::begin(variant_names), std::end(variant_names), variant) -
+                                  std::begin(variant_names));
   for (auto _ : state) {
-    if (variant == "kernel") {
+    if (v == 0 /* kernel */) {
       if (s.kv_heads > 0) {
         k::rotate_qk(g, q, kk, angles);
       } else if (state.threads() > 1) {
@@ -164,23 +172,23 @@ void run(benchmark::State& state, const shape& s, k::pairing layout, const std::
       } else {
         k::rotate(g, x, angles);
       }
-    } else if (variant == "parallel2") {
+    } else if (v == 1 /* parallel2 */) {
       k::rotate_parallel(g, cx, x, angles, k::rotation::forward, 2);
-    } else if (variant == "oop") {
+    } else if (v == 2 /* oop */) {
       k::rotate(g, cx, y, angles);
-    } else if (variant == "otf") {
+    } else if (v == 3 /* otf */) {
       if (s.kv_heads > 0) {
         k::rotate_qk(g, q, kk, tab.inv_freq.data(), tab.positions.data(), 1.0);
       } else {
         k::rotate_positions(g, x, tab.inv_freq.data(), tab.positions.data(), 1.0);
       }
-    } else if (variant == "scalar") {
+    } else if (v == 4 /* scalar */) {
       k::scalar::rotate(g, cx, x, angles, k::rotation::forward);
-    } else if (variant == "plain") {
+    } else if (v == 5 /* plain */) {
       plain_rotate(layout, src, s.tokens * heads, heads, tab.cos.data(), tab.sin.data());
-    } else if (variant == "anchor_scale") {
+    } else if (v == 6 /* anchor_scale */) {
       anchor_scale(reinterpret_cast<float*>(src), bytes / sizeof(float));
-    } else if (variant == "anchor_copy_nt") {
+    } else if (v == 7 /* anchor_copy_nt */) {
       anchor_copy_nt(reinterpret_cast<const float*>(src), reinterpret_cast<float*>(dst), bytes / sizeof(float));
     }
     benchmark::DoNotOptimize(src);
