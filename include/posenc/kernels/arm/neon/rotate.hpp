@@ -61,13 +61,12 @@ POSENC_NEON_INLINE float32x4_t load(const float16* p) { return vcvt_f32_f16(vrei
 POSENC_NEON_INLINE float32x4_t load(const bfloat16* p) { return vreinterpretq_f32_u32(vshlq_n_u32(vmovl_u16(vld1_u16(reinterpret_cast<const std::uint16_t*>(p))), 16)); }
 // 16-bit encodings, rounded to nearest even exactly as bfloat16/float16::from_float.
 POSENC_NEON_INLINE uint16x4_t to_bits(float16*, float32x4_t v) { return vreinterpret_u16_f16(vcvt_f16_f32(v)); }
+// RNE as x + 0x7fff + odd (odd as a lane mask from a bit test); NaN made quiet by setting bit 22;
+// the shift by 16 and the narrowing are one instruction.
 POSENC_NEON_INLINE uint16x4_t to_bits(bfloat16*, float32x4_t v) {
   const uint32x4_t x = vreinterpretq_u32_f32(v);
-  const uint32x4_t odd = vandq_u32(vshrq_n_u32(x, 16), vdupq_n_u32(1));
-  const uint32x4_t rne = vshrq_n_u32(vaddq_u32(x, vaddq_u32(vdupq_n_u32(0x7fff), odd)), 16);
-  const uint32x4_t qnan = vorrq_u32(vshrq_n_u32(x, 16), vdupq_n_u32(0x40));
-  const uint32x4_t nan = vcgtq_u32(vandq_u32(x, vdupq_n_u32(0x7fffffff)), vdupq_n_u32(0x7f800000));
-  return vmovn_u32(vbslq_u32(nan, qnan, rne));
+  const uint32x4_t rne = vsubq_u32(vaddq_u32(x, vdupq_n_u32(0x7fff)), vtstq_u32(x, vdupq_n_u32(0x10000)));
+  return vshrn_n_u32(vbslq_u32(vceqq_f32(v, v), rne, vorrq_u32(x, vdupq_n_u32(0x400000))), 16);
 }
 POSENC_NEON_INLINE void store(float* p, float32x4_t v)  { vst1q_f32(p, v); }
 POSENC_NEON_INLINE void store(double* p, float64x2_t v) { vst1q_f64(p, v); }

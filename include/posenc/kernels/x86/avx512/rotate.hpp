@@ -69,13 +69,12 @@ POSENC_AVX512_INLINE __m512  from_bits(const bfloat16*, __m256i h) { return _mm5
 template <class H> POSENC_AVX512_INLINE __m512 load(const H* p) { return from_bits(p, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
 // 16-bit encodings, rounded to nearest even exactly as bfloat16/float16::from_float.
 POSENC_AVX512_INLINE __m256i to_bits(float16*, __m512 v) { return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT); }
+// RNE as x + 0x7fff + odd (odd as a lane mask, as in the AVX2 kernel); NaN made quiet by setting bit 22.
 POSENC_AVX512_INLINE __m256i to_bits(bfloat16*, __m512 v) {
-  const __m512i x = _mm512_castps_si512(v);
-  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
-  const __m512i rne = _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd)), 16);
-  const __m512i qnan = _mm512_or_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40));
-  const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
-  return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rne, qnan));
+  const __m512i x = _mm512_castps_si512(v), up = _mm512_add_epi32(x, _mm512_set1_epi32(0x7fff));
+  const __m512i rne = _mm512_mask_add_epi32(up, _mm512_test_epi32_mask(x, _mm512_set1_epi32(0x10000)), up, _mm512_set1_epi32(1));
+  const __m512i r = _mm512_mask_or_epi32(rne, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), x, _mm512_set1_epi32(0x400000));
+  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
 }
 POSENC_AVX512_INLINE void store(float* p, __m512 v)   { _mm512_storeu_ps(p, v); }
 POSENC_AVX512_INLINE void store(double* p, __m512d v) { _mm512_storeu_pd(p, v); }
