@@ -53,6 +53,20 @@ inline void rotate_rows_on(isa which, const rope_geometry& g, head_rows<const T>
                            bool stream) noexcept {
   POSENC_KERNELS_DISPATCH(which, rotate_rows(g, src, dst, angles, dir, begin, end, stream));
 }
+// Asks for the lines of token t's rows ahead of use: the on-the-fly entries compute a token's angles
+// before touching its rows, and without this the memory system idles meanwhile (DRAM-sized inputs).
+template <class T>
+inline void prefetch_token(head_rows<const T> x, std::ptrdiff_t t, int head_dim) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  const auto bytes = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(head_dim) * sizeof(T));
+  for (std::ptrdiff_t h = 0; h < x.heads; ++h) {
+    const auto* row = reinterpret_cast<const char*>(x.row(t, h));
+    for (std::ptrdiff_t b = 0; b < bytes; b += 64) __builtin_prefetch(row + b, 0, 3);
+  }
+#else
+  static_cast<void>(x), static_cast<void>(t), static_cast<void>(head_dim);
+#endif
+}
 inline void check_geometry(const rope_geometry& g) noexcept {
   POSENC_ASSERT(g.rotary_dim >= 2 && g.rotary_dim % 2 == 0 && g.offset >= 0 && g.offset + g.rotary_dim <= g.head_dim);
   static_cast<void>(g);
@@ -121,8 +135,12 @@ inline void rotate_positions(const rope_geometry& g, head_rows<const T> src, hea
   POSENC_ASSERT(g.pairs() <= max_on_the_fly_pairs);
   const isa which = active_isa();
   const bool stream = impl::wants_stream(src, dst, g.head_dim);
+  const bool large =
+      static_cast<std::size_t>(src.tokens * src.heads) * static_cast<std::size_t>(g.head_dim) * sizeof(T) >
+      stream_threshold();
   alignas(64) C cs[2 * max_on_the_fly_pairs];
   for (std::ptrdiff_t t = 0; t < src.tokens; ++t) {
+    if (large && t + 1 < src.tokens) impl::prefetch_token(src, t + 1, g.head_dim);
     impl::row_angles_on(which, inv_freq, g.pairs(), positions[t], magnitude, cs, cs + max_on_the_fly_pairs);
     impl::rotate_rows_on(which, g, src, dst, angle_rows<C>{cs, cs + max_on_the_fly_pairs, 0}, dir, t * src.heads,
                          (t + 1) * src.heads, stream);

@@ -153,15 +153,15 @@ POSENC_TARGET_AVX512 __attribute__((noinline)) void rotate_rest(int P, int k, co
 }
 
 /// The rotary slices of n rows of one token (row i at s + i * ss, written to d + i * ds): 2L
-/// half_split or L interleaved pairs per step, two vectors each, then rotate_rest. Stream: row by
-/// row (whole lines for write combining); otherwise pair block by pair block with the angles of
-/// the block loaded (and shuffled) once for all n rows.
+/// half_split or L interleaved pairs per step, two vectors each, then rotate_rest. by_block: pair
+/// block by pair block, the angles of a block loaded (and shuffled) once for all n rows; else row
+/// by row (sequential lines: what streaming stores and the DRAM prefetchers want).
 template <pairing Layout, bool Inverse, bool Stream, storage_type T, class C>
 POSENC_AVX512_INLINE void rotate_heads(int P, const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds, std::ptrdiff_t n,
-                                       const C* cos, const C* sin) noexcept {
+                                       const C* cos, const C* sin, bool by_block) noexcept {
   using V = vec<T>;
   constexpr int L = lanes<T>, step = Layout == pairing::half_split ? 2 * L : L;
-  const std::ptrdiff_t rows = Stream ? 1 : n;  // rows per pair block
+  const std::ptrdiff_t rows = by_block ? n : 1;  // rows per pair block
   int k = 0;
   for (std::ptrdiff_t r = 0; r < n; r += rows) {
     for (k = 0; k + step <= P; k += step) {
@@ -205,11 +205,14 @@ POSENC_TARGET_AVX512 inline void rotate_range(const rope_geometry& g, head_rows<
                                               std::ptrdiff_t row_end) noexcept {
   const int P = g.pairs(), o = g.offset, end = o + g.rotary_dim;
   const bool copy = src.data != dst.data && (o > 0 || end < g.head_dim);
+  // Block order where it pays: cache-resident ranges, and 16-bit storage (bound by arithmetic).
+  const auto bytes = static_cast<std::size_t>(row_end - row_begin) * static_cast<std::size_t>(g.head_dim) * sizeof(T);
+  const bool by_block = !Stream && (sizeof(T) == 2 || bytes <= (std::size_t{256} << 10));
   std::ptrdiff_t t = row_begin / src.heads, h = row_begin % src.heads;
   for (std::ptrdiff_t r = row_begin; r < row_end; ++t, h = 0) {
     const std::ptrdiff_t a = angles.index(t), n = std::min(src.heads - h, row_end - r);
     rotate_heads<Layout, Inverse, Stream>(P, src.row(t, h) + o, dst.row(t, h) + o, src.head_stride, dst.head_stride, n,
-                                          angles.cos + a, angles.sin + a);
+                                          angles.cos + a, angles.sin + a, by_block);
     for (std::ptrdiff_t i = h; copy && i < h + n; ++i) {
       std::memcpy(dst.row(t, i), src.row(t, i), static_cast<std::size_t>(o) * sizeof(T));
       std::memcpy(dst.row(t, i) + end, src.row(t, i) + end, static_cast<std::size_t>(g.head_dim - end) * sizeof(T));
