@@ -311,7 +311,9 @@ inline void run_alibi(const arguments& a, std::ostream& out) {
 inline void run_t5(const arguments& a, std::ostream& out) {
   const posenc::t5_buckets b(posenc::t5_config{
       .num_buckets = a.buckets, .max_distance = a.max_distance, .bidirectional = !a.causal, .num_heads = 1});
-  const auto [lo, hi] = a.relative.value_or(std::pair<std::int64_t, std::int64_t>{-a.max_distance, a.max_distance});
+  // Default range: +-max_distance, capped like an explicit --relative so the output stays bounded.
+  const std::int64_t half = std::min<std::int64_t>(a.max_distance, static_cast<std::int64_t>(max_list / 2) - 1);
+  const auto [lo, hi] = a.relative.value_or(std::pair<std::int64_t, std::int64_t>{-half, half});
   std::vector<std::int64_t> rel, buckets;
   for (std::int64_t r = lo;; ++r) {
     rel.push_back(r);

@@ -322,6 +322,15 @@ TEST_CASE("help and version exit 0") {
   CHECK(r.out.rfind("posenc ", 0) == 0);
 }
 
+TEST_CASE("t5 without --relative stays bounded for a huge max_distance (fuzzer timeout)") {
+  const auto r = cli({"t5", "--max-distance", "1000000000", "--json"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("buckets").size() <= 65536);
+  CHECK(j.at("relative")[0] == -32767);
+}
+
 TEST_CASE("tour writes its plots and reports the invariance error") {
   const auto dir = (std::filesystem::temp_directory_path() / "posenc_cli_tour").string();
   const auto r = cli({"tour", "--out", dir});
