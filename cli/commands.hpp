@@ -369,9 +369,9 @@ inline void run_sinusoidal(const arguments& a, std::ostream& out) {
   } else {
     for (std::int64_t p = 0; p < 16; ++p) positions.push_back(p);
   }
-  if (static_cast<double>(positions.size()) * static_cast<double>(a.d_model) > double(1 << 24))
+  if (static_cast<double>(positions.size()) * static_cast<double>(a.d_model) > double(1 << 22))
     throw config_error("--positions", std::to_string(positions.size()) + " rows x d_model " + std::to_string(a.d_model),
-                       "a table of at most 2^24 values");
+                       "a table of at most 2^22 values");
   std::vector<std::vector<double>> table(positions.size(), std::vector<double>(static_cast<std::size_t>(a.d_model)));
   // A position is a row of the table (fairseq: its own position numbers, 1 = padding row, tokens from 2).
   for (std::size_t t = 0; t < positions.size(); ++t) enc.encode_row(positions[t], std::span<double>(table[t]));

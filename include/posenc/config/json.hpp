@@ -79,14 +79,23 @@ namespace posenc::inline v0 {
   return to_config_value(j);
 }
 
-/// Reads a whole file; throws config_error naming the path when it cannot be read.
+/// Largest config file read_text_file accepts: real config.json files are kilobytes; the cap keeps
+/// a wrong path (a device, a weights file) from being read without bound.
+inline constexpr std::size_t max_config_file_bytes = std::size_t{64} << 20;
+
+/// Reads a whole file; throws config_error naming the path when it cannot be read or is larger than
+/// max_config_file_bytes.
 [[nodiscard]] inline std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw config_error(path, "cannot open file");
-  std::ostringstream s;
-  s << in.rdbuf();
+  std::string text;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_config_file_bytes) throw config_error(path, "larger than 64 MiB: not a config file");
+  }
   if (in.bad()) throw config_error(path, "cannot read file");
-  return std::move(s).str();
+  return text;
 }
 
 /// Loads a Hugging Face config.json (PE_SPEC §11) from JSON text.
