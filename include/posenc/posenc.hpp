@@ -16,6 +16,7 @@
 #include <posenc/core/element.hpp>
 #include <posenc/core/tensor_view.hpp>
 #include <posenc/core/positions.hpp>
+#include <posenc/core/parallel.hpp>
 
 // The concept and the trivial encoders
 #include <posenc/concepts.hpp>

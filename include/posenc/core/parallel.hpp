@@ -1,0 +1,196 @@
+// posenc/core/parallel.hpp — how posenc splits work over threads: the `parallel_for` a caller hands
+// in, and the default pool, created once per process and reused (DESIGN §5: never a thread started
+// per call).
+//
+// Every entry that can split work takes a `parallel_for`; without one it uses `default_pool()`.
+// Work is always cut into the same pieces whatever the thread count, so results are bit-identical
+// for 1, 2 or N threads; only who runs a piece changes. This header does not schedule across
+// calls, steal work or pin threads.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace posenc::inline v0 {
+
+/// A borrowed callable `void(std::ptrdiff_t)`: two pointers, no allocation. Valid only while the
+/// callable it refers to lives (the duration of one parallel_for call).
+class task_ref {
+ public:
+  template <class F>
+  requires(!std::is_same_v<std::remove_cvref_t<F>, task_ref> && std::is_invocable_v<F&, std::ptrdiff_t>) task_ref(F& f)
+  noexcept  // NOLINT(google-explicit-constructor): a borrowed view, like std::span
+      : obj_(static_cast<void*>(std::addressof(f))),
+        call_([](void* o, std::ptrdiff_t i) { (*static_cast<F*>(o))(i); }) {}
+
+  void operator()(std::ptrdiff_t i) const { call_(obj_, i); }
+
+ private:
+  void* obj_;
+  void (*call_)(void*, std::ptrdiff_t);
+};
+
+/// Runs `task(i)` for every i in [0, count) and returns when all have run. The pieces may run
+/// concurrently and in any order; an exception from a piece is rethrown to the caller after the
+/// others finished. An engine plugs its own scheduler in here (its thread pool, TBB, OpenMP):
+///
+///   posenc::parallel_for mine = [&](std::ptrdiff_t n, posenc::task_ref t) { my_pool.run(n, t); };
+using parallel_for = std::function<void(std::ptrdiff_t count, task_ref task)>;
+
+/// A fixed set of worker threads; the calling thread runs pieces too, so `size()` threads work on
+/// a call in total. One call runs at a time: a call made while the pool is busy (from another
+/// thread, or from inside a piece) runs its pieces inline on the caller, so nesting never
+/// deadlocks.
+class thread_pool {
+ public:
+  /// `threads` >= 1 counts the caller; `threads - 1` workers are started here, once.
+  explicit thread_pool(int threads) {
+    const int workers = std::max(threads, 1) - 1;
+    workers_.reserve(static_cast<std::size_t>(workers));
+    for (int w = 0; w < workers; ++w) workers_.emplace_back([this, w] { work_loop(w); });
+  }
+  thread_pool(const thread_pool&) = delete;
+  thread_pool& operator=(const thread_pool&) = delete;
+  ~thread_pool() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+
+  /// Threads a call uses at most, the caller included.
+  int size() const noexcept { return static_cast<int>(workers_.size()) + 1; }
+
+  /// Runs task(i) for i in [0, count) on at most `max_threads` threads (0: all of them).
+  void run(std::ptrdiff_t count, task_ref task, int max_threads = 0) {
+    if (count <= 0) return;
+    const int limit = max_threads <= 0 ? size() : std::min(max_threads, size());
+    std::unique_lock busy(busy_, std::try_to_lock);
+    if (!busy.owns_lock() || inside_worker() || limit <= 1 || count == 1) {
+      for (std::ptrdiff_t i = 0; i < count; ++i) task(i);
+      return;
+    }
+    job j{task, count, limit - 1};
+    {
+      std::lock_guard lock(mutex_);
+      job_ = &j;
+      ++generation_;
+    }
+    wake_.notify_all();
+    j.drain();
+    {
+      std::unique_lock lock(mutex_);
+      finished_.wait(lock, [&] { return j.running == 0; });
+      job_ = nullptr;
+    }
+    if (j.error) std::rethrow_exception(j.error);
+  }
+
+  /// This pool as a parallel_for (the pool must outlive it).
+  parallel_for as_parallel_for(int max_threads = 0) {
+    return [this, max_threads](std::ptrdiff_t n, task_ref t) { run(n, t, max_threads); };
+  }
+
+ private:
+  struct job {
+    task_ref task;
+    std::ptrdiff_t count;
+    int workers;  // workers with index < workers may join
+    std::atomic<std::ptrdiff_t> next{0};
+    int running = 0;  // guarded by the pool mutex
+    std::mutex error_mutex{};
+    std::exception_ptr error{};
+
+    job(task_ref t, std::ptrdiff_t n, int w) : task(t), count(n), workers(w) {}
+
+    void drain() noexcept {
+      for (std::ptrdiff_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < count;) {
+        try {
+          task(i);
+        } catch (...) {
+          std::lock_guard lock(error_mutex);
+          if (!error) error = std::current_exception();
+        }
+      }
+    }
+  };
+
+  static bool& inside_worker() noexcept {
+    thread_local bool flag = false;
+    return flag;
+  }
+
+  void work_loop(int index) {
+    inside_worker() = true;
+    std::uint64_t seen = 0;
+    for (;;) {
+      job* j = nullptr;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+        if (job_ == nullptr || index >= job_->workers) continue;
+        j = job_;
+        ++j->running;
+      }
+      j->drain();
+      {
+        std::lock_guard lock(mutex_);
+        if (--j->running == 0) finished_.notify_all();
+      }
+    }
+  }
+
+  std::mutex busy_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable finished_;
+  std::uint64_t generation_ = 0;
+  job* job_ = nullptr;
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
+
+/// Threads the default pool has: POSENC_NUM_THREADS when set to a positive integer, else
+/// std::thread::hardware_concurrency() (at least 1).
+inline int default_thread_count() noexcept {
+  if (const char* env = std::getenv("POSENC_NUM_THREADS")) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n >= 1 && n <= 1024) return static_cast<int>(n);
+  }
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+/// The process-wide pool, started on first use and joined at exit.
+inline thread_pool& default_pool() {
+  static thread_pool pool(default_thread_count());
+  return pool;
+}
+
+/// Runs `fn(i)` for i in [0, count) through `pf` when given, else through the default pool.
+template <class F>
+inline void run_parallel(const parallel_for& pf, std::ptrdiff_t count, F&& fn) {
+  task_ref t(fn);
+  if (pf)
+    pf(count, t);
+  else
+    default_pool().run(count, t);
+}
+
+}  // namespace posenc::inline v0
