@@ -27,12 +27,12 @@
 #include <vector>
 
 #include <posenc/kernels/angles.hpp>
-#include <posenc/kernels/arm/neon/rotate.hpp>
+#include <posenc/kernels/arm/neon.hpp>
 #include <posenc/kernels/isa.hpp>
 #include <posenc/kernels/scalar/rotate.hpp>
 #include <posenc/kernels/types.hpp>
-#include <posenc/kernels/x86/avx2/rotate.hpp>
-#include <posenc/kernels/x86/avx512/rotate.hpp>
+#include <posenc/kernels/x86/avx2.hpp>
+#include <posenc/kernels/x86/avx512.hpp>
 
 namespace posenc::inline v0::kernels {
 inline namespace POSENC_KERNELS_ABI {

@@ -10,6 +10,7 @@
 #include <cstddef>
 
 #include <posenc/core/assert.hpp>
+#include <posenc/kernels/angle_math.hpp>
 #include <posenc/kernels/isa.hpp>
 #include <posenc/kernels/types.hpp>
 
@@ -17,16 +18,7 @@ namespace posenc::inline v0::kernels {
 inline namespace POSENC_KERNELS_ABI {
 namespace scalar {
 
-/// x, rounded and materialised: the compiler may not fuse the product that produced it.
-template <class F>
-POSENC_FORCE_INLINE F rounded(F x) noexcept {
-#if (defined(__GNUC__) || defined(__clang__)) && POSENC_ARCH_X86_64
-  asm("" : "+x"(x));
-#elif (defined(__GNUC__) || defined(__clang__)) && POSENC_ARCH_AARCH64
-  asm("" : "+w"(x));
-#endif
-  return x;
-}
+using kernels::rounded;  // kernels/angle_math.hpp: a product the compiler may not fuse
 
 /// Rotates one head row: dst = R(angles) src over the rotary slice; when dst != src the elements
 /// outside the slice are copied. src and dst must be equal or not overlap. `stream` is a hint
