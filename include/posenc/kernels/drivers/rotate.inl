@@ -5,26 +5,29 @@
 // Same functions, order and contract as kernels/scalar/rotate.hpp (the oracle), bit-exact with it:
 // every product goes through mul_rounded, a*c - b*s and a*s + b*c, never an FMA.
 
-/// Pairs [k, P) one vector at a time, then a partial vector (the part of a row the two-vector loop
-/// of rotate_heads leaves). Out of line: most rows never get here.
+/// Pairs [k, kend) one vector at a time, then a partial vector: the part of a row the two-vector
+/// loop of rotate_heads leaves (interleaved: kend - k < lanes pairs). Out of line: most rows never
+/// get here. (Peeling pairs up to vector alignment for misaligned rows, through this function, was
+/// measured 1.5-2x slower than unaligned loads and stores on Zen 4, so rows run unaligned.)
 template <pairing Layout, bool Inverse, bool Stream, storage_type T, class C>
-__attribute__((noinline)) void rotate_rest(int P, int k, const T* s, T* d, const C* cos, const C* sin) noexcept {
+__attribute__((noinline)) void rotate_rest(int P, int k, int kend, const T* s, T* d, const C* cos,
+                                           const C* sin) noexcept {
   using V = vec<T>;
   constexpr int L = lanes<T>;
   const V neg = sign_mask(V{}, Inverse);
   if constexpr (Layout == pairing::half_split) {
-    for (; k + L <= P; k += L) {
+    for (; k + L <= kend; k += L) {
       const V a = load(s + k), b = load(s + k + P), c = load(cos + k), sn = flip(load(sin + k), neg);
       put<Stream>(d + k, sub(mul_rounded(a, c), mul_rounded(b, sn)));
       put<Stream>(d + k + P, add(mul_rounded(a, sn), mul_rounded(b, c)));
     }
-    if (const int n = P - k; n > 0) {
+    if (const int n = kend - k; n > 0) {
       const V a = load_n(s + k, n), b = load_n(s + k + P, n), c = load_n(cos + k, n),
               sn = flip(load_n(sin + k, n), neg);
       store_n(d + k, sub(mul_rounded(a, c), mul_rounded(b, sn)), n);
       store_n(d + k + P, add(mul_rounded(a, sn), mul_rounded(b, c)), n);
     }
-  } else if (const int n = P - k; n > 0) {
+  } else if (const int n = kend - k; n > 0) {
     const V odd = even_sign(V{});
     const int n0 = 2 * n < L ? 2 * n : L, n1 = 2 * n - n0;
     const V x0 = load_n(s + 2 * k, n0), x1 = n1 > 0 ? load_n(s + 2 * k + L, n1) : V{}, c = load_n(cos + k, n),
@@ -79,7 +82,8 @@ POSENC_OPS_INLINE void rotate_heads(int P, const T* s, T* d, std::ptrdiff_t ss, 
     }
   }
   if (k < P) {
-    for (std::ptrdiff_t i = 0; i < n; ++i) rotate_rest<Layout, Inverse, Stream>(P, k, s + i * ss, d + i * ds, cos, sin);
+    for (std::ptrdiff_t i = 0; i < n; ++i)
+      rotate_rest<Layout, Inverse, Stream>(P, k, P, s + i * ss, d + i * ds, cos, sin);
   }
 }
 
