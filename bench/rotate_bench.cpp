@@ -9,7 +9,7 @@
 // in-place scale of the same bytes) and anchor_copy_nt (a streaming-store copy of the same bytes),
 // both written over the active ISA's operations (kernels/ops): the best this machine does at that
 // ISA; mt only: parallel2 (rotate_parallel on 2 threads of the default pool) and inline
-// (rotate_parallel on 1 thread: the pool-vs-inline pair).
+// (rotate_parallel on 1 thread: the pool-vs-inline pair); fused (kernel in kernels::arithmetic::fused).
 // Every run reports bytes/s (tensor bytes per call) and items/s (elements per call), from CPU time
 // (wall time for the mt shape, whose point is thread scaling);
 // scripts/bench-ratios turns one JSON run of this binary (and one of the -march=native build)
@@ -205,8 +205,8 @@ void anchor_copy_nt(const float* src, float* dst, std::size_t n) {
   }
 }
 
-constexpr std::string_view variant_names[] = {"kernel",       "parallel2",      "oop",    "otf",   "scalar", "plain",
-                                              "anchor_scale", "anchor_copy_nt", "offset", "inline"};
+constexpr std::string_view variant_names[] = {"kernel",       "parallel2",      "oop",    "otf",    "scalar", "plain",
+                                              "anchor_scale", "anchor_copy_nt", "offset", "inline", "fused"};
 
 template <class T>
 void run(benchmark::State& state, const shape& s, k::pairing layout, const std::string& variant) {
@@ -232,8 +232,9 @@ void run(benchmark::State& state, const shape& s, k::pairing layout, const std::
   // The variant as a number, so the timed loop compares integers, not strings.
   const auto v = static_cast<int>(std::find(std::begin(variant_names), std::end(variant_names), variant) -
                                   std::begin(variant_names));
+  if (v == 10) k::set_arithmetic(k::arithmetic::fused);
   for (auto _ : state) {
-    if (v == 0 /* kernel */) {
+    if (v == 0 /* kernel */ || v == 10 /* fused: kernel in the fused arithmetic */) {
       if (s.kv_heads > 0) {
         k::rotate_qk(g, q, kk, angles);
       } else if (state.threads() > 1) {
@@ -272,6 +273,7 @@ void run(benchmark::State& state, const shape& s, k::pairing layout, const std::
     benchmark::DoNotOptimize(src);
     benchmark::ClobberMemory();
   }
+  k::set_arithmetic(k::arithmetic::exact);
   const auto share = static_cast<std::int64_t>(state.threads());
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes) / share);
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n) / share);
@@ -284,7 +286,7 @@ const int registered = [] {
       if (std::string(s.name) == "mt" && std::string(dtype) == "bf16") continue;
       for (auto layout : {k::pairing::half_split, k::pairing::interleaved}) {
         const std::string lname = layout == k::pairing::half_split ? "half_split" : "interleaved";
-        std::vector<std::string> variants{"kernel", "offset", "scalar", "plain", "anchor_scale"};
+        std::vector<std::string> variants{"kernel", "fused", "offset", "scalar", "plain", "anchor_scale"};
         if (s.kv_heads == 0 && std::string(s.name) != "mt") variants.insert(variants.end(), {"oop", "anchor_copy_nt"});
         variants.push_back("otf");
         if (std::string(s.name) == "mt") variants = {"kernel", "parallel2", "inline"};

@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include <posenc/core/platform.hpp>
+#include <posenc/kernels/types.hpp>
 
 #if POSENC_HAS_X86_KERNELS
 #include <cpuid.h>
@@ -117,6 +118,11 @@ inline std::atomic<int>& isa_slot() noexcept {
 inline std::atomic<std::size_t>& stream_threshold_slot() noexcept {
   static std::atomic<std::size_t> bytes{std::size_t{8} << 20};
   return bytes;
+}
+// The arithmetic (kernels/types.hpp) of the SIMD kernels: 0 exact (default), 1 fused.
+inline std::atomic<unsigned char>& arithmetic_slot() noexcept {
+  static std::atomic<unsigned char> mode{0};
+  return mode;
 }
 }  // namespace detail
 
@@ -227,6 +233,15 @@ class scoped_isa {
 }
 inline void set_stream_threshold(std::size_t bytes) noexcept {
   detail::stream_threshold_slot().store(bytes, std::memory_order_relaxed);
+}
+
+/// exact (default) or fused evaluation in the SIMD kernels from now on (whole program; see
+/// kernels::arithmetic for the error bound of fused). Not meant to change while kernels run.
+inline void set_arithmetic(arithmetic a) noexcept {
+  detail::arithmetic_slot().store(static_cast<unsigned char>(a), std::memory_order_relaxed);
+}
+[[nodiscard]] inline arithmetic active_arithmetic() noexcept {
+  return static_cast<arithmetic>(detail::arithmetic_slot().load(std::memory_order_relaxed));
 }
 
 }  // namespace POSENC_KERNELS_ABI

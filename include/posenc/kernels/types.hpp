@@ -63,4 +63,11 @@ struct angle_rows {
 /// forward: rotate by +angle; inverse: rotate by -angle (sin negated), undoing forward when M = 1.
 enum class rotation : unsigned char { forward, inverse };
 
+/// How the SIMD kernels evaluate a*c - b*s and a*s + b*c. exact (the default): two rounded products
+/// and a rounded sum, bit-exact with kernels::scalar on every ISA and compiler. fused: one product
+/// rounded, the other folded into an FMA (a*c - round(b*s)); per element within
+/// 3 * 2^-24 * (|a*c| + |b*s|) of exact in float (2^-53 in double), plus one rounding of a 16-bit
+/// storage type. The scalar kernel is always exact.
+enum class arithmetic : unsigned char { exact, fused };
+
 }  // namespace posenc::inline v0::kernels

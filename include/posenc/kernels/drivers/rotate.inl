@@ -2,14 +2,32 @@
 // (ops/generic.hpp lists them). No include guard: kernels/<isa>.hpp includes it inside that ISA's
 // namespace and target region, after its ops; every name below resolves to that ISA's operations.
 //
-// Same functions, order and contract as kernels/scalar/rotate.hpp (the oracle), bit-exact with it:
-// every product goes through mul_rounded, a*c - b*s and a*s + b*c, never an FMA.
+// Same functions, order and contract as kernels/scalar/rotate.hpp (the oracle), bit-exact with it
+// in the default exact arithmetic: every product goes through mul_rounded, a*c - b*s and a*s + b*c,
+// never an FMA. kernels::arithmetic::fused (set_arithmetic) folds one product into an FMA.
+
+/// a*c - b*s and a*c + b*s: exact (two rounded products, as the scalar oracle) or fused (the
+/// second product rounded, the first folded into an FMA; see kernels::arithmetic).
+template <bool Fused, class V>
+POSENC_OPS_INLINE V rot_diff(V a, V c, V b, V s) {
+  if constexpr (Fused)
+    return fms(a, c, mul(b, s));
+  else
+    return sub(mul_rounded(a, c), mul_rounded(b, s));
+}
+template <bool Fused, class V>
+POSENC_OPS_INLINE V rot_sum(V a, V c, V b, V s) {
+  if constexpr (Fused)
+    return fma(a, c, mul(b, s));
+  else
+    return add(mul_rounded(a, c), mul_rounded(b, s));
+}
 
 /// Pairs [k, kend) one vector at a time, then a partial vector: the part of a row the two-vector
 /// loop of rotate_heads leaves (interleaved: kend - k < lanes pairs). Out of line: most rows never
 /// get here. (Peeling pairs up to vector alignment for misaligned rows, through this function, was
 /// measured 1.5-2x slower than unaligned loads and stores on Zen 4, so rows run unaligned.)
-template <pairing Layout, bool Inverse, bool Stream, storage_type T, class C>
+template <pairing Layout, bool Inverse, bool Stream, bool Fused, storage_type T, class C>
 __attribute__((noinline)) void rotate_rest(int P, int k, int kend, const T* s, T* d, const C* cos,
                                            const C* sin) noexcept {
   using V = vec<T>;
@@ -18,23 +36,23 @@ __attribute__((noinline)) void rotate_rest(int P, int k, int kend, const T* s, T
   if constexpr (Layout == pairing::half_split) {
     for (; k + L <= kend; k += L) {
       const V a = load(s + k), b = load(s + k + P), c = load(cos + k), sn = flip(load(sin + k), neg);
-      put<Stream>(d + k, sub(mul_rounded(a, c), mul_rounded(b, sn)));
-      put<Stream>(d + k + P, add(mul_rounded(a, sn), mul_rounded(b, c)));
+      put<Stream>(d + k, rot_diff<Fused>(a, c, b, sn));
+      put<Stream>(d + k + P, rot_sum<Fused>(a, sn, b, c));
     }
     if (const int n = kend - k; n > 0) {
       const V a = load_n(s + k, n), b = load_n(s + k + P, n), c = load_n(cos + k, n),
               sn = flip(load_n(sin + k, n), neg);
-      store_n(d + k, sub(mul_rounded(a, c), mul_rounded(b, sn)), n);
-      store_n(d + k + P, add(mul_rounded(a, sn), mul_rounded(b, c)), n);
+      store_n(d + k, rot_diff<Fused>(a, c, b, sn), n);
+      store_n(d + k + P, rot_sum<Fused>(a, sn, b, c), n);
     }
   } else if (const int n = kend - k; n > 0) {
     const V odd = even_sign(V{});
     const int n0 = 2 * n < L ? 2 * n : L, n1 = 2 * n - n0;
     const V x0 = load_n(s + 2 * k, n0), x1 = n1 > 0 ? load_n(s + 2 * k + L, n1) : V{}, c = load_n(cos + k, n),
             sn = flip(load_n(sin + k, n), neg);
-    store_n(d + 2 * k, add(mul_rounded(x0, dup_lo(c)), mul_rounded(swap_pairs(x0), flip(dup_lo(sn), odd))), n0);
+    store_n(d + 2 * k, rot_sum<Fused>(x0, dup_lo(c), swap_pairs(x0), flip(dup_lo(sn), odd)), n0);
     if (n1 > 0) {
-      store_n(d + 2 * k + L, add(mul_rounded(x1, dup_hi(c)), mul_rounded(swap_pairs(x1), flip(dup_hi(sn), odd))), n1);
+      store_n(d + 2 * k + L, rot_sum<Fused>(x1, dup_hi(c), swap_pairs(x1), flip(dup_hi(sn), odd)), n1);
     }
   }
 }
@@ -43,7 +61,7 @@ __attribute__((noinline)) void rotate_rest(int P, int k, int kend, const T* s, T
 /// half_split or L interleaved pairs per step, two vectors each, then rotate_rest. by_block: pair
 /// block by pair block, the angles of a block loaded (and shuffled) once for all n rows; else row
 /// by row (sequential lines: what streaming stores and the DRAM prefetchers want).
-template <pairing Layout, bool Inverse, bool Stream, storage_type T, class C>
+template <pairing Layout, bool Inverse, bool Stream, bool Fused, storage_type T, class C>
 POSENC_OPS_INLINE void rotate_heads(int P, const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds, std::ptrdiff_t n,
                                     const C* cos, const C* sin, bool by_block) noexcept {
   using V = vec<T>;
@@ -69,27 +87,25 @@ POSENC_OPS_INLINE void rotate_heads(int P, const T* s, T* d, std::ptrdiff_t ss, 
         if constexpr (Layout == pairing::half_split) {
           V b0, b1;
           load2(x + k, x0, x1), load2(x + k + P, b0, b1);
-          store2<Stream>(y + k, sub(mul_rounded(x0, c0), mul_rounded(b0, s0)),
-                         sub(mul_rounded(x1, c1), mul_rounded(b1, s1)));
-          store2<Stream>(y + k + P, add(mul_rounded(x0, s0), mul_rounded(b0, c0)),
-                         add(mul_rounded(x1, s1), mul_rounded(b1, c1)));
+          store2<Stream>(y + k, rot_diff<Fused>(x0, c0, b0, s0), rot_diff<Fused>(x1, c1, b1, s1));
+          store2<Stream>(y + k + P, rot_sum<Fused>(x0, s0, b0, c0), rot_sum<Fused>(x1, s1, b1, c1));
         } else {
           load2(x + 2 * k, x0, x1);
-          store2<Stream>(y + 2 * k, add(mul_rounded(x0, c0), mul_rounded(swap_pairs(x0), s0)),
-                         add(mul_rounded(x1, c1), mul_rounded(swap_pairs(x1), s1)));
+          store2<Stream>(y + 2 * k, rot_sum<Fused>(x0, c0, swap_pairs(x0), s0),
+                         rot_sum<Fused>(x1, c1, swap_pairs(x1), s1));
         }
       }
     }
   }
   if (k < P) {
     for (std::ptrdiff_t i = 0; i < n; ++i)
-      rotate_rest<Layout, Inverse, Stream>(P, k, P, s + i * ss, d + i * ds, cos, sin);
+      rotate_rest<Layout, Inverse, Stream, Fused>(P, k, P, s + i * ss, d + i * ds, cos, sin);
   }
 }
 
 /// Rows [row_begin, row_end) with every per-call decision (layout, direction, streaming, pass-through
 /// copy) taken once: per token only pointer arithmetic and rotate_heads remain.
-template <pairing Layout, bool Inverse, bool Stream, storage_type T, class C>
+template <pairing Layout, bool Inverse, bool Stream, bool Fused, storage_type T, class C>
 inline void rotate_range(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
                          std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
   const int P = g.pairs(), o = g.offset, end = o + g.rotary_dim;
@@ -102,8 +118,8 @@ inline void rotate_range(const rope_geometry& g, head_rows<const T> src, head_ro
   // the hardware prefetchers for prefill and long table-mode shapes (A/B builds, same run).
   for (std::ptrdiff_t r = row_begin; r < row_end; ++t, h = 0) {
     const std::ptrdiff_t a = angles.index(t), n = std::min(src.heads - h, row_end - r);
-    rotate_heads<Layout, Inverse, Stream>(P, src.row(t, h) + o, dst.row(t, h) + o, src.head_stride, dst.head_stride, n,
-                                          angles.cos + a, angles.sin + a, by_block);
+    rotate_heads<Layout, Inverse, Stream, Fused>(P, src.row(t, h) + o, dst.row(t, h) + o, src.head_stride,
+                                                 dst.head_stride, n, angles.cos + a, angles.sin + a, by_block);
     for (std::ptrdiff_t i = h; copy && i < h + n; ++i) {
       std::memcpy(dst.row(t, i), src.row(t, i), static_cast<std::size_t>(o) * sizeof(T));
       std::memcpy(dst.row(t, i) + end, src.row(t, i) + end, static_cast<std::size_t>(g.head_dim - end) * sizeof(T));
@@ -124,13 +140,22 @@ template <class T>
   }
 }
 
-template <pairing Layout, bool Stream, storage_type T, class C>
-inline void rotate_range(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
-                         rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
+template <pairing Layout, bool Stream, bool Fused, storage_type T, class C>
+inline void rotate_range_dir(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
+                             rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
   if (dir == rotation::inverse)
-    rotate_range<Layout, true, Stream>(g, src, dst, angles, row_begin, row_end);
+    rotate_range<Layout, true, Stream, Fused>(g, src, dst, angles, row_begin, row_end);
   else
-    rotate_range<Layout, false, Stream>(g, src, dst, angles, row_begin, row_end);
+    rotate_range<Layout, false, Stream, Fused>(g, src, dst, angles, row_begin, row_end);
+}
+
+template <pairing Layout, bool Stream, storage_type T, class C>
+inline void rotate_range_mode(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
+                              rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
+  if (active_arithmetic() == arithmetic::fused)
+    rotate_range_dir<Layout, Stream, true>(g, src, dst, angles, dir, row_begin, row_end);
+  else
+    rotate_range_dir<Layout, Stream, false>(g, src, dst, angles, dir, row_begin, row_end);
 }
 
 /// See scalar::rotate_rows. `stream`: non-temporal stores when every output row is aligned for them.
@@ -141,14 +166,14 @@ inline void rotate_rows(const rope_geometry& g, head_rows<const T> src, head_row
   stream = stream && stream_aligned(g, dst);
   if (g.layout == pairing::half_split) {
     if (stream)
-      rotate_range<pairing::half_split, has_stream>(g, src, dst, angles, dir, row_begin, row_end);
+      rotate_range_mode<pairing::half_split, has_stream>(g, src, dst, angles, dir, row_begin, row_end);
     else
-      rotate_range<pairing::half_split, false>(g, src, dst, angles, dir, row_begin, row_end);
+      rotate_range_mode<pairing::half_split, false>(g, src, dst, angles, dir, row_begin, row_end);
   } else {
     if (stream)
-      rotate_range<pairing::interleaved, has_stream>(g, src, dst, angles, dir, row_begin, row_end);
+      rotate_range_mode<pairing::interleaved, has_stream>(g, src, dst, angles, dir, row_begin, row_end);
     else
-      rotate_range<pairing::interleaved, false>(g, src, dst, angles, dir, row_begin, row_end);
+      rotate_range_mode<pairing::interleaved, false>(g, src, dst, angles, dir, row_begin, row_end);
   }
   if (stream) fence();
 }
