@@ -17,8 +17,9 @@
 //   - angles hold M*cos and M*sin (M = magnitude), C = compute_t<T>; inverse negates sin, so
 //     inverse undoes forward when M = 1; a "delta" rotation is forward with delta angles;
 //   - results are bit-exact with kernels::scalar (same products and sums, never an FMA) with
-//     table angles, whatever the compiler flags; on-the-fly float angles differ from table ones
-//     by at most 2e-7 * M (see rotate_positions).
+//     table angles, whatever the compiler flags, in the default arithmetic::exact mode
+//     (arithmetic::fused via set_arithmetic: within the bound documented at kernels::arithmetic);
+//     on-the-fly float angles differ from table ones by at most 2e-7 * M (see rotate_positions).
 #pragma once
 
 #include <algorithm>
