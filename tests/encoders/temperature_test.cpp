@@ -61,10 +61,9 @@ TEST_CASE("layered.json temperature cases: int64 positions match scale_fp64full"
 
 TEST_CASE("temperature rules: Llama 4 floors (p + 1) / floor_scale, Mistral 3 floors p / L0",
           "[encoders][temperature]") {
-  const attention_temperature l4({.head_dim = 4, .rule = temperature_rule::llama4, .floor_scale = 8192,
-                                  .scale = 0.1});
-  const attention_temperature m3({.head_dim = 4, .rule = temperature_rule::llama4_beta, .floor_scale = 16384,
-                                  .scale = 0.1});
+  const attention_temperature l4({.head_dim = 4, .rule = temperature_rule::llama4, .floor_scale = 8192, .scale = 0.1});
+  const attention_temperature m3(
+      {.head_dim = 4, .rule = temperature_rule::llama4_beta, .floor_scale = 16384, .scale = 0.1});
   auto near = [](double a, double b) { return std::fabs(a - b) <= 1e-15; };
   CHECK(l4.factor(0) == 1.0);
   CHECK(l4.factor(8190) == 1.0);
@@ -104,9 +103,9 @@ TEST_CASE("RoPE + temperature (Mistral 3) through sdpa equals KV-cache decode", 
   std::vector<double> q(static_cast<std::size_t>(N * H * D)), k(q.size()), v(q.size());
   for (auto* x : {&q, &k, &v})
     for (auto& e : *x) e = u(g);
-  const auto enc = combine(rope({.head_dim = D, .theta = 10000}),
-                           attention_temperature({.head_dim = D, .rule = temperature_rule::llama4_beta,
-                                                  .floor_scale = 4, .scale = 0.5}));
+  const auto enc = combine(
+      rope({.head_dim = D, .theta = 10000}),
+      attention_temperature({.head_dim = D, .rule = temperature_rule::llama4_beta, .floor_scale = 4, .scale = 0.5}));
   std::vector<std::int64_t> pos(static_cast<std::size_t>(N));
   for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int64_t>(i);
   std::vector<double> full(q.size()), step(q.size()), plain(q.size());

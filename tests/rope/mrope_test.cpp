@@ -118,8 +118,9 @@ TEST_CASE("mrope.json rope_index through mrope_rope_index (exact)", "[rope][mrop
     const auto& in = c.at("inputs");
     mrope_index_config ic;
     const std::string model = c.at("model");
-    ic.model = model == "qwen2_5_vl" ? mrope_index_model::qwen2_5_vl
-                                     : (model == "qwen3_vl" ? mrope_index_model::qwen3_vl : mrope_index_model::qwen2_vl);
+    ic.model = model == "qwen2_5_vl"
+                   ? mrope_index_model::qwen2_5_vl
+                   : (model == "qwen3_vl" ? mrope_index_model::qwen3_vl : mrope_index_model::qwen2_vl);
     ic.spatial_merge_size = cfg.at("spatial_merge_size").get<int>();
     ic.image_token_id = cfg.at("image_token_id").get<std::int64_t>();
     ic.video_token_id = cfg.at("video_token_id").get<std::int64_t>();
@@ -132,8 +133,10 @@ TEST_CASE("mrope.json rope_index through mrope_rope_index (exact)", "[rope][mrop
       for (const auto& r : in.at("attention_mask").get<std::vector<std::vector<std::int64_t>>>())
         mask.insert(mask.end(), r.begin(), r.end());
     std::vector<std::array<std::int64_t, 3>> img, vid;
-    if (!in.at("image_grid_thw").is_null()) img = in.at("image_grid_thw").get<std::vector<std::array<std::int64_t, 3>>>();
-    if (!in.at("video_grid_thw").is_null()) vid = in.at("video_grid_thw").get<std::vector<std::array<std::int64_t, 3>>>();
+    if (!in.at("image_grid_thw").is_null())
+      img = in.at("image_grid_thw").get<std::vector<std::array<std::int64_t, 3>>>();
+    if (!in.at("video_grid_thw").is_null())
+      vid = in.at("video_grid_thw").get<std::vector<std::array<std::int64_t, 3>>>();
     std::vector<double> sec;
     if (!in.at("second_per_grid_ts").is_null()) sec = in.at("second_per_grid_ts").get<std::vector<double>>();
     const auto B = static_cast<std::ptrdiff_t>(ids.size());
@@ -225,8 +228,8 @@ TEST_CASE("mrope scores are invariant under a shift of each stream", "[rope][mro
       return s;
     };
     const double s0 = score({10, 3, 7}, {4, 5, 2});
-    for (std::array<std::int64_t, 3> shift : {std::array<std::int64_t, 3>{5, 0, 0}, {0, 9, 0}, {0, 0, 13},
-                                              {100, -2, 40}, {70000, 3, 3}}) {
+    for (std::array<std::int64_t, 3> shift :
+         {std::array<std::int64_t, 3>{5, 0, 0}, {0, 9, 0}, {0, 0, 13}, {100, -2, 40}, {70000, 3, 3}}) {
       INFO(shift[0] << " " << shift[1] << " " << shift[2]);
       const double s1 = score({10 + shift[0], 3 + shift[1], 7 + shift[2]}, {4 + shift[0], 5 + shift[1], 2 + shift[2]});
       CHECK(std::fabs(s1 - s0) < 1e-11);
@@ -298,10 +301,8 @@ TEST_CASE("mrope_rope_index: text, padding, videos, and errors", "[rope][mrope][
       CHECK(r.delta[0] == mx + 3 - r.length);
     }
     // Qwen2-VL ignores the seconds: frames are 0, 1, 2
-    const auto r2 = mrope_rope_index(q2, {.batch = 1,
-                                          .seq = static_cast<std::ptrdiff_t>(ids.size()),
-                                          .input_ids = ids,
-                                          .video_grid_thw = grid});
+    const auto r2 = mrope_rope_index(
+        q2, {.batch = 1, .seq = static_cast<std::ptrdiff_t>(ids.size()), .input_ids = ids, .video_grid_thw = grid});
     for (int f = 0; f < 3; ++f) CHECK(r2.ids[static_cast<std::size_t>(3 + 4 * f)] == 3 + f);
   }
   SECTION("Qwen3-VL: a video is one single-frame block per frame") {
@@ -313,11 +314,9 @@ TEST_CASE("mrope_rope_index: text, padding, videos, and errors", "[rope][mrope][
       ids.push_back(VE);
     }
     const std::vector<std::array<std::int64_t, 3>> grid = {{2, 4, 4}};
-    const auto r = mrope_rope_index({.model = mrope_index_model::qwen3_vl},
-                                    {.batch = 1,
-                                     .seq = static_cast<std::ptrdiff_t>(ids.size()),
-                                     .input_ids = ids,
-                                     .video_grid_thw = grid});
+    const auto r = mrope_rope_index(
+        {.model = mrope_index_model::qwen3_vl},
+        {.batch = 1, .seq = static_cast<std::ptrdiff_t>(ids.size()), .input_ids = ids, .video_grid_thw = grid});
     // frame 0 block at 3..6 starts at 3; VE = 5, timestamp 6, VS 7, frame 1 block starts at 8
     CHECK(r.ids[3] == 3);
     CHECK(r.ids[6] == 3);
@@ -326,18 +325,27 @@ TEST_CASE("mrope_rope_index: text, padding, videos, and errors", "[rope][mrope][
   }
   SECTION("malformed inputs") {
     const std::vector<std::int64_t> ids = {1, VS, IM, IM, IM, IM, VE};
-    const std::vector<std::array<std::int64_t, 3>> g = {{1, 4, 4}}, two = {{1, 4, 4}, {1, 4, 4}},
-                                                   odd = {{1, 3, 4}};
+    const std::vector<std::array<std::int64_t, 3>> g = {{1, 4, 4}}, two = {{1, 4, 4}, {1, 4, 4}}, odd = {{1, 3, 4}};
     const auto S = static_cast<std::ptrdiff_t>(ids.size());
-    error_of([&] { static_cast<void>(mrope_rope_index(q2, {.batch = 1, .seq = S, .input_ids = ids, .video_grid_thw = g})); },
-             "mrope_index.image_grid_thw");
-    error_of([&] { static_cast<void>(mrope_rope_index(q2, {.batch = 1, .seq = S, .input_ids = ids, .image_grid_thw = two})); },
-             "mrope_index.image_grid_thw");
-    error_of([&] { static_cast<void>(mrope_rope_index(q2, {.batch = 1, .seq = S, .input_ids = ids, .image_grid_thw = odd})); },
-             "mrope_index.image_grid_thw");
+    error_of(
+        [&] { static_cast<void>(mrope_rope_index(q2, {.batch = 1, .seq = S, .input_ids = ids, .video_grid_thw = g})); },
+        "mrope_index.image_grid_thw");
+    error_of(
+        [&] {
+          static_cast<void>(mrope_rope_index(q2, {.batch = 1, .seq = S, .input_ids = ids, .image_grid_thw = two}));
+        },
+        "mrope_index.image_grid_thw");
+    error_of(
+        [&] {
+          static_cast<void>(mrope_rope_index(q2, {.batch = 1, .seq = S, .input_ids = ids, .image_grid_thw = odd}));
+        },
+        "mrope_index.image_grid_thw");
     const std::vector<std::array<std::int64_t, 3>> big = {{1, 8, 8}};
-    error_of([&] { static_cast<void>(mrope_rope_index(q2, {.batch = 1, .seq = S, .input_ids = ids, .image_grid_thw = big})); },
-             "mrope_index.input_ids");
+    error_of(
+        [&] {
+          static_cast<void>(mrope_rope_index(q2, {.batch = 1, .seq = S, .input_ids = ids, .image_grid_thw = big}));
+        },
+        "mrope_index.input_ids");
     error_of([&] { static_cast<void>(mrope_rope_index(q2, {.batch = 2, .seq = S, .input_ids = ids})); },
              "mrope_index.input_ids");
   }
@@ -363,8 +371,8 @@ TEST_CASE("mrope through sdpa and the KV cache: prefill == token-by-token decode
 
   std::vector<double> full(static_cast<std::size_t>(N * Hq * D));
   sdpa(tensor_view<const double>::bthd(q.data(), 1, N, Hq, D), tensor_view<const double>::bthd(k.data(), 1, N, Hkv, D),
-       tensor_view<const double>::bthd(v.data(), 1, N, Hkv, D), tensor_view<double>::bthd(full.data(), 1, N, Hq, D), enc,
-       {.causal = true, .query_positions = cache_pos, .key_positions = cache_pos});
+       tensor_view<const double>::bthd(v.data(), 1, N, Hkv, D), tensor_view<double>::bthd(full.data(), 1, N, Hq, D),
+       enc, {.causal = true, .query_positions = cache_pos, .key_positions = cache_pos});
 
   kv_cache<double> cache({.kv_heads = Hkv, .head_dim = D});
   std::vector<double> step(full.size());

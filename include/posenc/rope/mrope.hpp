@@ -121,8 +121,7 @@ class mrope {
   /// Validates `c`: the rope part as rope does, "mrope.section" (entries >= 0, sum == pairs) and
   /// "mrope.scaling" (no length-dependent schedule).
   explicit mrope(mrope_config c)
-      : rope_(c.rope), streams_(mrope_pair_streams(c.section, c.layout, rope_.schedule().pairs())),
-        cfg_(std::move(c)) {
+      : rope_(c.rope), streams_(mrope_pair_streams(c.section, c.layout, rope_.schedule().pairs())), cfg_(std::move(c)) {
     detail::require(!rope_.schedule().length_dependent(), "mrope.scaling", "a length-dependent schedule",
                     "a schedule that does not depend on the call length (dynamic NTK / LongRoPE switching per "
                     "call cannot be shared by three position streams)");

@@ -163,8 +163,8 @@ struct mrope_index_inputs {
       std::ptrdiff_t ed = 0;
       bool is_video = false;
       if (ed_image < ed_video) {
-        detail::require(image_index < in.image_grid_thw.size(), "mrope_index.image_grid_thw",
-                        in.image_grid_thw.size(), "one grid per image block (more image blocks than grids)");
+        detail::require(image_index < in.image_grid_thw.size(), "mrope_index.image_grid_thw", in.image_grid_thw.size(),
+                        "one grid per image block (more image blocks than grids)");
         g = in.image_grid_thw[image_index++];
         --remain_images;
         ed = ed_image;
@@ -193,8 +193,8 @@ struct mrope_index_inputs {
           for (std::int64_t c = 0; c < gw; ++c) push(base + ti, base + r, base + c);
       }
       st = ed + static_cast<std::ptrdiff_t>(gt * gh * gw);
-      detail::require(st <= L, "mrope_index.input_ids", "a vision block of " + std::to_string(gt * gh * gw) +
-                                                            " tokens starting at " + std::to_string(ed),
+      detail::require(st <= L, "mrope_index.input_ids",
+                      "a vision block of " + std::to_string(gt * gh * gw) + " tokens starting at " + std::to_string(ed),
                       "the block inside the sequence of " + std::to_string(L) + " tokens");
     }
     if (st < L) text(L - st);
