@@ -31,9 +31,11 @@ TEST_CASE("layered.json temperature cases: int64 positions match scale_fp64full"
     const bool beta = c.at("model") == "ministral3";
     attention_temperature_config cfg{.head_dim = 8};
     if (beta) {
+      // README: beta = rope_parameters["llama_4_scaling_beta"], L0 = original_max_position_embeddings
+      const auto& src = c.contains("config") ? c.at("config").at("rope_parameters") : c;
       cfg.rule = temperature_rule::llama4_beta;
-      cfg.floor_scale = c.at("original_max_position_embeddings").get<double>();
-      cfg.scale = c.at("beta").get<double>();
+      cfg.floor_scale = src.at("original_max_position_embeddings").get<double>();
+      cfg.scale = src.at("llama_4_scaling_beta").get<double>();
     } else {
       cfg.floor_scale = c.at("floor_scale").get<double>();
       cfg.scale = c.at("attn_scale").get<double>();
