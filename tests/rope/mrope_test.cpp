@@ -305,6 +305,17 @@ TEST_CASE("mrope_rope_index: text, padding, videos, and errors", "[rope][mrope][
         q2, {.batch = 1, .seq = static_cast<std::ptrdiff_t>(ids.size()), .input_ids = ids, .video_grid_thw = grid});
     for (int f = 0; f < 3; ++f) CHECK(r2.ids[static_cast<std::size_t>(3 + 4 * f)] == 3 + f);
   }
+  SECTION("an image grid with t = 2: Qwen2-VL counts frames, Qwen2.5-VL gives images 0 seconds") {
+    const std::vector<std::int64_t> ids = {1, VS, IM, IM, IM, IM, IM, IM, IM, IM, VE};
+    const std::vector<std::array<std::int64_t, 3>> grid = {{2, 4, 4}};
+    const mrope_index_inputs in{.batch = 1, .seq = 11, .input_ids = ids, .image_grid_thw = grid};
+    const auto a = mrope_rope_index(q2, in);
+    const auto b = mrope_rope_index({.model = mrope_index_model::qwen2_5_vl}, in);
+    CHECK(a.ids[2] == 2);
+    CHECK(a.ids[6] == 3);
+    CHECK(b.ids[2] == 2);
+    CHECK(b.ids[6] == 2);
+  }
   SECTION("Qwen3-VL: a video is one single-frame block per frame") {
     std::vector<std::int64_t> ids = {1};
     for (int f = 0; f < 2; ++f) {
@@ -396,4 +407,15 @@ TEST_CASE("mrope through sdpa and the KV cache: prefill == token-by-token decode
   double diff = 0;
   for (std::size_t i = 0; i < text.size(); ++i) diff = std::max(diff, std::fabs(text[i] - full[i]));
   CHECK(diff > 1e-6);
+}
+
+TEST_CASE("mrope_bound in the KV cache: K-shift is refused, naming the operation", "[rope][mrope][kv_cache]") {
+  mrope_position_ids ids{.batch = 1, .length = 2, .ids = {0, 1, 0, 1, 0, 1}, .delta = {0}};
+  const auto enc = mrope(mrope_config{.rope = {.head_dim = 8}, .section = {2, 1, 1}}).bind(ids);
+  kv_cache<double> cache({.kv_heads = 1, .head_dim = 8});
+  std::vector<double> k(16, 0.5);
+  const std::vector<std::int64_t> p = {0, 1};
+  static_cast<void>(cache.append(enc, tensor_view<const double>::bthd(k.data(), 1, 2, 1, 8),
+                                 tensor_view<const double>::bthd(k.data(), 1, 2, 1, 8), p));
+  posenc_test::error_of([&] { cache.shift_window(enc, 0, 1); }, "kv_cache.shift_window");
 }

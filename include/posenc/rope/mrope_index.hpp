@@ -7,10 +7,10 @@
 //   - a vision block (its first image/video token; the <|vision_start|> token before it is text)
 //     of (t, h/m, w/m) merged tokens (m = spatial_merge_size), in t-major, row, column order,
 //     starting at s gets (s + t_index, s + row, s + col), then the text resumes at max(block) + 1;
-//   - t_index: the frame index for images, Qwen2-VL videos and Qwen3-VL (which splits every video
-//     into single-frame blocks with timestamps as text in between, so t_index is 0); Qwen2.5-VL
-//     videos: frame * trunc(second_per_grid_t) * tokens_per_second (HF casts the seconds per grid
-//     to int64 first — 0.5 s gives 0 — where vLLM multiplies in float; we follow HF);
+//   - t_index: the frame index for Qwen2-VL (images and videos) and Qwen3-VL images; 0 for Qwen3-VL
+//     videos (split into single-frame blocks with timestamps as text in between); Qwen2.5-VL:
+//     frame * trunc(second_per_grid_t) * tokens_per_second, with 0 seconds for images (HF casts the
+//     seconds per grid to int64 first — 0.5 s gives 0 — where vLLM multiplies in float; we follow HF);
 //   - padding entries get 1 on every stream (HF); delta = max position + 1 - padded row length.
 // Without any image or video grid the ids are the (mask-aware) 1-D positions on all streams.
 // Errors (config_error naming the input): grids missing or left over, a grid not divisible by the
@@ -184,7 +184,7 @@ struct mrope_index_inputs {
       const std::int64_t base = mx + 1;
       for (std::int64_t t = 0; t < gt; ++t) {
         std::int64_t ti = t;
-        if (is_video && cfg.model == mrope_index_model::qwen2_5_vl)  // HF: int64 seconds, then * tps, then .long()
+        if (cfg.model == mrope_index_model::qwen2_5_vl)  // HF: int64 seconds (0 for images), * tps, .long()
           ti = static_cast<std::int64_t>(static_cast<double>(t * static_cast<std::int64_t>(sec)) *
                                          cfg.tokens_per_second);
         else if (is_video && cfg.model == mrope_index_model::qwen3_vl)
