@@ -134,7 +134,13 @@ TEST_CASE("Gemma 3: legacy keys and the transformers v5 rope_parameters per laye
   CHECK(std::holds_alternative<linear_scaling>(legacy.layers[5].rope->scaling));
   CHECK(legacy.layers[0].rope->theta == 10000.0);
   CHECK(std::holds_alternative<default_scaling>(legacy.layers[0].rope->scaling));
-  // a v5 sliding theta contradicting rope_local_base_freq names the v5 key
+  // legacy top-level keys next to the v5 form: equal values are fine, contradictions name the v5 key
+  v5["rope_theta"] = 1000000.0;
+  v5["rope_local_base_freq"] = 10000.0;
+  CHECK(load_json(v5).layers[0].rope->theta == 10000.0);
+  v5["rope_theta"] = 500000.0;
+  error_of([&] { load_json(v5); }, "rope_parameters.full_attention.rope_theta");
+  v5["rope_theta"] = 1000000.0;
   v5["rope_local_base_freq"] = 20000.0;
   error_of([&] { load_json(v5); }, "rope_parameters.sliding_attention.rope_theta");
 }

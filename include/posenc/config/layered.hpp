@@ -240,13 +240,17 @@ inline std::vector<bool> sliding_from_period(int n, std::int64_t period) {
       auto load_type = [&](const char* type) -> std::optional<rope_config> {
         const config_value* e = rp->find(type);
         if (!e) return std::nullopt;
-        config_value sub = L::without(text, {"rope_parameters", "rope_scaling", "rope_local_base_freq"});
+        // the legacy top-level keys describe the full-attention layers; checked against that entry below
+        config_value sub = L::without(text, {"rope_parameters", "rope_scaling", "rope_local_base_freq", "rope_theta"});
         sub.set("rope_parameters", *e);
         const model_config m = load_hf_config(sub);
         return m.rope;
       };
       const std::string rpk = pre + "rope_parameters.";
       if (auto f = load_type("full_attention")) {
+        if (const auto top_theta = top.number("rope_theta"); top_theta && *top_theta != f->theta)
+          throw config_error(rpk + "full_attention.rope_theta", "contradicts rope_theta (" + detail::to_text(f->theta) +
+                                                                    " vs " + detail::to_text(*top_theta) + ")");
         global = f;
         global_src = "rope_parameters.full_attention";
       }
