@@ -93,8 +93,18 @@ TEST_CASE("mrope.json contiguous apply (Qwen2-VL 7B) at the README tolerances", 
       if (mode == angle_mode::reference_fp32) {
         // HF's fp32 inv_freq (rtol 1e-6, README); outputs vs _fp32 (atol 2e-6, fp32 angle)
         POSENC_CHECK_CLOSE(enc.frequencies().inv_freq, c.at("inv_freq_fp32").get<std::vector<double>>(), 0.0, 1e-6);
-        check_rows(run_streams<float>(enc, q, pos[0], pos[1], pos[2]), e.at("q_out_fp32"), 2e-6, 0);
-        check_rows(run_streams<float>(enc, k, pos[0], pos[1], pos[2]), e.at("k_out_fp32"), 2e-6, 0);
+        // the reference's own fp32 inv_freq (our powf may differ by an ulp, which a large position
+        // would amplify): then the angle is HF's float32(position) * inv_freq_fp32 exactly
+        mrope_config hf = enc.config();
+        hf.rope.scaling = explicit_frequencies{c.at("inv_freq_fp32").get<std::vector<double>>()};
+        const mrope enc32(hf);
+        check_rows(run_streams<float>(enc32, q, pos[0], pos[1], pos[2]), e.at("q_out_fp32"), 2e-6, 0);
+        check_rows(run_streams<float>(enc32, k, pos[0], pos[1], pos[2]), e.at("k_out_fp32"), 2e-6, 0);
+        // the same fp32 inv_freq with exact double angles: _fp64 at the fp64 tolerance
+        hf.rope.angles = angle_mode::exact;
+        const mrope enc64(hf);
+        check_rows(run_streams<double>(enc64, q, pos[0], pos[1], pos[2]), e.at("q_out_fp64"), 1e-12, 2.5e-16);
+        check_rows(run_streams<double>(enc64, k, pos[0], pos[1], pos[2]), e.at("k_out_fp64"), 1e-12, 2.5e-16);
       } else {
         // double inv_freq: float storage vs _fp64full at the fp32 tolerance, double at the fp64 one
         check_rows(run_streams<float>(enc, q, pos[0], pos[1], pos[2]), e.at("q_out_fp64full"), 2e-6, 1.2e-7);
