@@ -157,6 +157,21 @@ TEST_CASE("embedded published configs: Qwen2.5-VL, Qwen3-VL, Llama 4, gpt-oss", 
     CHECK(std::get<mrope>(enc).config().rope.theta == 1000000.0);
     for (const auto& w : cfg.warnings) CHECK(w.find("mrope") == std::string::npos);
   }
+  SECTION("Qwen2.5-VL with the long-context YaRN of its model card: mRoPE over YaRN frequencies") {
+    auto j = config_file("qwen2_5_vl_7b.json");
+    j["rope_scaling"] = {{"type", "yarn"},
+                         {"mrope_section", {16, 24, 24}},
+                         {"factor", 4},
+                         {"original_max_position_embeddings", 32768}};
+    const auto cfg = load_json(j);
+    REQUIRE(cfg.mrope);
+    const auto enc = make_layer_encoder(cfg, 0);
+    REQUIRE(std::holds_alternative<mrope>(enc));
+    const auto& m = std::get<mrope>(enc);
+    CHECK(std::holds_alternative<yarn_scaling>(m.config().rope.scaling));
+    CHECK(m.frequencies() == rope_schedule(m.config().rope).base());
+    CHECK(m.frequencies().attention_scaling == Approx(0.1 * std::log(4.0) + 1).epsilon(1e-15));
+  }
   SECTION("Qwen3-VL 8B: interleaved [24, 20, 20] read from text_config") {
     const auto cfg = load_file("qwen3_vl_8b.json");
     REQUIRE(cfg.mrope);
