@@ -22,10 +22,10 @@
 //     sdpa, the KV cache and the fast attention take it unchanged; masks act on cache positions.
 //     The KV cache needs no change: it stores cache positions and calls transform_k once per key.
 //     Its K-shift (shift_window) refuses mrope (config_error): moving keys needs per-stream deltas.
-// Any static scaling of rope_config composes (Qwen2.5-VL ships YaRN with mrope_section); schedules
-// whose frequencies depend on the call length (dynamic NTK per call, LongRoPE per call) are
-// rejected, because one call's three streams would not agree on "the length". Not done here: ggml's
-// 4-stream IMROPE and its VISION mode (frequency index restarting per section).
+// Any static scaling of rope_config composes (Qwen2.5-VL's model card adds YaRN to mrope_section for long inputs);
+// schedules whose frequencies depend on the call length (dynamic NTK per call, LongRoPE per call) are rejected, because
+// one call's three streams would not agree on "the length". Not done here: ggml's 4-stream IMROPE and its VISION mode
+// (frequency index restarting per section).
 #pragma once
 
 #include <array>
