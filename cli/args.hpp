@@ -40,6 +40,7 @@ struct arguments {
   std::optional<std::int64_t> seq_len;                 ///< --seq-len N
   std::optional<std::vector<std::int64_t>> positions;  ///< --positions LIST (rope, sinusoidal)
   bool reference_fp32 = false;                         ///< --angle-mode reference_fp32
+  std::optional<std::string> streams_plot;             ///< --streams-plot FILE.svg (mRoPE pair -> stream)
 
   // alibi
   std::int64_t heads = 0;  ///< --heads N
@@ -63,7 +64,7 @@ inline const char* usage_text() {
   return "usage: posenc <command> [options]\n"
          "\n"
          "  posenc rope --config FILE [--seq-len N] [--positions 0,1,4095] [--angle-mode exact|reference_fp32]\n"
-         "              [--json] [--plot FILE.svg]\n"
+         "              [--json] [--plot FILE.svg] [--streams-plot FILE.svg]\n"
          "      A model's RoPE schedule from a Hugging Face config.json or a .gguf file: per pair the\n"
          "      inverse frequency, wavelength and its ratio to the unscaled one; attention scaling;\n"
          "      softmax-scale multiplier; cos and sin at the positions (magnitude included).\n"
@@ -175,6 +176,7 @@ inline std::vector<std::int64_t> to_list(std::string_view opt, std::string_view 
       {"--seq-len", true, rope},
       {"--positions", true, rope || sin},
       {"--angle-mode", true, rope},
+      {"--streams-plot", true, rope},
       {"--heads", true, alibi},
       {"--max-bias", true, alibi},
       {"--buckets", true, t5},
@@ -221,6 +223,9 @@ inline std::vector<std::int64_t> to_list(std::string_view opt, std::string_view 
     else if (opt == "--plot") {
       if (v.empty()) throw usage_error(o + ": empty file name");
       a.plot = std::string(v);
+    } else if (opt == "--streams-plot") {
+      if (v.empty()) throw usage_error(o + ": empty file name");
+      a.streams_plot = std::string(v);
     } else if (opt == "--config") {
       if (v.empty()) throw usage_error(o + ": empty file name");
       a.config = std::string(v);

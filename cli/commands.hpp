@@ -7,10 +7,12 @@
 // run() in cli/run.hpp turns them into one line on stderr and exit status 2.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <iomanip>
 #include <numbers>
 #include <ostream>
 #include <sstream>
@@ -19,6 +21,7 @@
 
 #include <posenc/config/gguf.hpp>
 #include <posenc/config/json.hpp>
+#include <posenc/config/layered.hpp>
 #include <posenc/encoders/alibi.hpp>
 #include <posenc/encoders/sinusoidal.hpp>
 #include <posenc/encoders/t5.hpp>
@@ -96,7 +99,14 @@ inline posenc::model_config load_model(const std::string& path) {
   char magic[4] = {};
   probe.read(magic, 4);
   if (probe.gcount() == 4 && std::string_view(magic, 4) == "GGUF") return posenc::load_gguf_file(path);
-  return posenc::load_hf_config_file(path);
+  const auto root = posenc::parse_config_json(posenc::read_text_file(path), path);
+  // Multimodal configs (Qwen3-VL, Gemma 3, Llama 4) keep the text model under text_config.
+  if (const auto* tc = root.find("text_config"); tc && tc->is_object() && !root.find("num_hidden_layers")) {
+    auto m = posenc::load_hf_config(*tc);
+    if (const auto* mt = root.find("model_type"); mt && mt->is_string()) m.model_type = mt->as_string();
+    return m;
+  }
+  return posenc::load_hf_config(root);
 }
 
 inline std::string layout_name(posenc::kernels::pairing p) {
@@ -150,9 +160,93 @@ inline std::optional<std::int64_t> original_length(const posenc::rope_scaling& s
   return std::nullopt;
 }
 
+/// The per-layer description of the model at `path`; absent when the config does not say how many
+/// layers it has (then there is nothing per layer to report). Malformed per-layer keys throw.
+inline std::optional<posenc::layered_config> load_layers(const std::string& path) {
+  std::ifstream probe(path, std::ios::binary);
+  char magic[4] = {};
+  probe.read(magic, 4);
+  const bool gguf = probe.gcount() == 4 && std::string_view(magic, 4) == "GGUF";
+  try {
+    if (gguf) {
+      std::ifstream in(path, std::ios::binary);
+      const auto c = posenc::read_gguf(in, path);
+      return posenc::load_gguf_layered(c.metadata, &c.tensors);
+    }
+    return posenc::load_hf_layered(posenc::parse_config_json(posenc::read_text_file(path), path));
+  } catch (const posenc::config_error& e) {
+    const std::string p = e.parameter();
+    if (p == "num_hidden_layers" || p == "text_config.num_hidden_layers" ||
+        (p.size() > 12 && p.compare(p.size() - 12, 12, ".block_count") == 0))
+      return std::nullopt;
+    throw;
+  }
+}
+
+inline std::string temperature_text(const posenc::attention_temperature_config& t, bool json) {
+  const bool l4 = t.rule == posenc::temperature_rule::llama4;
+  if (json)
+    return std::string("{\"rule\": ") + (l4 ? "\"llama4\"" : "\"llama4_beta\"") +
+           ", \"floor_scale\": " + fmt(t.floor_scale, true) + ", \"scale\": " + fmt(t.scale, true) + "}";
+  return l4 ? "log(floor((p+1)/" + fmt(t.floor_scale) + ")+1)*" + fmt(t.scale) + "+1"
+            : "1+" + fmt(t.scale) + "*ln(1+floor(p/" + fmt(t.floor_scale) + "))";
+}
+
+/// Per-layer schedule: text table or JSON fields ("layers", "mrope", "attention_sinks").
+inline void print_layers(const posenc::layered_config& lc, const std::vector<int>& streams, bool json,
+                         std::ostream& out) {
+  using namespace posenc;
+  if (json) {
+    out << ",\n  \"attention_sinks\": " << (lc.attention_sinks ? "true" : "false") << ",\n  \"mrope\": ";
+    if (lc.mrope) {
+      out << "{\"section\": [" << lc.mrope->section[0] << ", " << lc.mrope->section[1] << ", " << lc.mrope->section[2]
+          << "], \"layout\": " << jstr(lc.mrope->layout == mrope_layout::interleaved ? "interleaved" : "contiguous")
+          << ", \"pair_stream\": " << jlist(streams) << "}";
+    } else {
+      out << "null";
+    }
+    out << ",\n  \"layers\": [";
+    for (std::size_t i = 0; i < lc.layers.size(); ++i) {
+      const layer_spec& l = lc.layers[i];
+      out << (i ? ",\n    " : "\n    ") << "{\"index\": " << i
+          << ", \"layer_type\": " << jstr(layer_type_name(l.attention))
+          << ", \"window\": " << (l.window ? std::to_string(*l.window) : "null")
+          << ", \"rope\": " << (l.rope ? "true" : "false") << ", \"rope_source\": " << jstr(l.rope_source);
+      if (l.rope)
+        out << ", \"theta\": " << fmt(l.rope->theta, true)
+            << ", \"rope_type\": " << jstr(scaling_type_name(l.rope->scaling));
+      out << ", \"temperature\": " << (l.temperature ? temperature_text(*l.temperature, true) : "null") << "}";
+    }
+    out << "\n  ]";
+    return;
+  }
+  out << "\nper-layer schedule (" << lc.layers.size() << " layers" << (lc.attention_sinks ? ", attention sinks" : "")
+      << ")\n";
+  out << std::right;
+  if (lc.mrope) {
+    out << "  mRoPE " << (lc.mrope->layout == mrope_layout::interleaved ? "interleaved" : "contiguous")
+        << " sections [t " << lc.mrope->section[0] << ", h " << lc.mrope->section[1] << ", w " << lc.mrope->section[2]
+        << "]; pair streams ";
+    for (int s : streams) out << "thw"[s];
+    out << "\n";
+  }
+  out << pad("layer", 7) << pad("attention", 19) << pad("window", 9) << "  " << std::left << std::setw(40) << "rope"
+      << "temperature\n";
+  for (std::size_t i = 0; i < lc.layers.size(); ++i) {
+    const layer_spec& l = lc.layers[i];
+    std::string r = "NoPE";
+    if (l.rope) r = l.rope_source + ": theta " + fmt(l.rope->theta) + " " + scaling_type_name(l.rope->scaling);
+    out << pad(std::to_string(i), 7) << pad(layer_type_name(l.attention), 19)
+        << pad(l.window ? std::to_string(*l.window) : "-", 9) << "  " << std::left << std::setw(40) << r << std::right
+        << (l.temperature ? temperature_text(*l.temperature, false) : "-") << "\n";
+  }
+}
+
 inline void run_rope(const arguments& a, std::ostream& out) {
   using namespace posenc;
-  const model_config m = load_model(a.config);
+  const model_config m0 = load_model(a.config);
+  const std::optional<layered_config> layers = load_layers(a.config);
+  const model_config& m = layers ? layers->base : m0;  // the layered loader knows Llama 4's pair layout
   if (!m.rope) {
     std::string why = m.alibi ? "it uses ALiBi (try: posenc alibi)"
                       : m.t5  ? "it uses T5 relative buckets (try: posenc t5)"
@@ -203,6 +297,15 @@ inline void run_rope(const arguments& a, std::ostream& out) {
 
   const rope_config& rc = *m.rope;
   const int rotary_dim = static_cast<int>(2 * P);
+  std::vector<int> streams;
+  if (layers && layers->mrope)
+    for (auto s : mrope_pair_streams(layers->mrope->section, layers->mrope->layout, static_cast<int>(P)))
+      streams.push_back(s);
+  // the layered loader resolves the per-layer keys the single-RoPE loader warns about
+  const std::vector<std::string>& warnings = layers ? layers->warnings : m.warnings;
+  if (a.streams_plot && streams.empty())
+    throw config_error("--streams-plot", a.config,
+                       "a model with mRoPE sections (mrope_section / rope.dimension_sections)");
   if (a.json) {
     out << "{\n  \"source\": " << jstr(a.config) << ",\n  \"format\": " << jstr(m.format)
         << ",\n  \"model_type\": " << jstr(m.model_type) << ",\n  \"rope_type\": " << jstr(m.rope_type)
@@ -218,7 +321,9 @@ inline void run_rope(const arguments& a, std::ostream& out) {
         << ",\n  \"attention_scaling\": " << fmt(f.attention_scaling, true)
         << ",\n  \"softmax_scale_multiplier\": " << fmt(f.softmax_scale_multiplier, true)
         << ",\n  \"positions\": " << jlist(positions) << ",\n  \"cos\": " << jrows(cos)
-        << ",\n  \"sin\": " << jrows(sin) << ",\n  \"warnings\": " << jlist(m.warnings) << "\n}\n";
+        << ",\n  \"sin\": " << jrows(sin) << ",\n  \"warnings\": " << jlist(warnings);
+    if (layers) print_layers(*layers, streams, true, out);
+    out << "\n}\n";
   } else {
     out << "posenc rope — " << a.config << " (" << m.format << (m.model_type.empty() ? "" : ", " + m.model_type)
         << ")\n";
@@ -234,7 +339,7 @@ inline void run_rope(const arguments& a, std::ostream& out) {
         << fmt(f.attention_scaling) << "   (magnitude M on cos and sin)"
         << "\n  softmax_scale_multiplier  " << fmt(f.softmax_scale_multiplier) << "\n  angle_mode                "
         << (a.reference_fp32 ? "reference_fp32" : "exact") << "\n";
-    for (const auto& w : m.warnings) out << "  warning: " << w << "\n";
+    for (const auto& w : warnings) out << "  warning: " << w << "\n";
     out << "\n"
         << pad("pair", 5) << pad("inv_freq", 26) << pad("wavelength", 26) << pad("unscaled wavelength", 26)
         << pad("ratio", 24) << "\n";
@@ -247,6 +352,18 @@ inline void run_rope(const arguments& a, std::ostream& out) {
       for (std::size_t k = 0; k < P; ++k)
         out << pad(std::to_string(k), 5) << pad(fmt(cos[t][k]), 26) << pad(fmt(sin[t][k]), 26) << "\n";
     }
+    if (layers) print_layers(*layers, streams, false, out);
+  }
+  if (a.streams_plot) {
+    const std::string name = m.model_type.empty() ? a.config : m.model_type;
+    const auto& ms = *layers->mrope;
+    save_plot(
+        svg::pair_streams("mRoPE pair streams — " + name,
+                          std::string(ms.layout == mrope_layout::interleaved ? "interleaved" : "contiguous") +
+                              " sections [t " + std::to_string(ms.section[0]) + ", h " + std::to_string(ms.section[1]) +
+                              ", w " + std::to_string(ms.section[2]) + "], rotary_dim " + std::to_string(rotary_dim),
+                          streams, wavelength),
+        *a.streams_plot);
   }
 
   if (a.plot) {

@@ -261,4 +261,48 @@ inline doc heatmaps(const std::string& title, const std::string& subtitle, const
   return d;
 }
 
+/// mRoPE: which position stream (t, h, w) each rotation pair follows, as a strip of coloured cells
+/// over the pair index, above a strip of the pairs' wavelengths (log colour scale), so one sees which
+/// frequencies each stream gets (contiguous sections vs Qwen3-VL's interleaving).
+inline doc pair_streams(const std::string& title, const std::string& subtitle, const std::vector<int>& stream,
+                        const std::vector<double>& wavelength) {
+  const std::size_t P = stream.size();
+  const double cell = std::clamp(900.0 / static_cast<double>(std::max<std::size_t>(P, 1)), 4.0, 24.0);
+  const double L = 110, T = 80, strip = 34;
+  const double W = std::max(620.0, L + cell * static_cast<double>(P) + 40), H = T + 2 * strip + 110;
+  doc d(W, H);
+  d.text(W / 2, 28, title, 17, "middle", " font-weight=\"bold\"");
+  d.text(W / 2, 48, subtitle, 12, "middle", " fill=\"#555\"");
+  const char* colours[] = {"#c0392b", "#27ae60", "#2471a3"};
+  const char* names[] = {"t (temporal)", "h (height)", "w (width)"};
+  double lo = INFINITY, hi = -INFINITY;
+  for (double w : wavelength)
+    if (std::isfinite(w) && w > 0) lo = std::min(lo, std::log10(w)), hi = std::max(hi, std::log10(w));
+  d.raw("<g shape-rendering=\"crispEdges\">");
+  for (std::size_t k = 0; k < P; ++k) {
+    const double x = L + cell * static_cast<double>(k);
+    d.rect(x, T, cell, strip, colours[std::clamp(stream[k], 0, 2)], " stroke=\"white\" stroke-width=\"0.5\"");
+    const double w = k < wavelength.size() ? wavelength[k] : NAN;
+    const double t = (std::isfinite(w) && w > 0 && hi > lo) ? (std::log10(w) - lo) / (hi - lo) : 0.5;
+    d.rect(x, T + strip + 8, cell, strip, hex(sequential(t)));
+  }
+  d.raw("</g>");
+  d.text(L - 8, T + strip / 2 + 4, "stream", 12, "end");
+  d.text(L - 8, T + 1.5 * strip + 12, "wavelength", 12, "end");
+  for (std::size_t k = 0; k < P; k += 8) {
+    const double x = L + cell * (static_cast<double>(k) + 0.5);
+    d.line(x, T + 2 * strip + 8, x, T + 2 * strip + 13, "#555");
+    d.text(x, T + 2 * strip + 25, std::to_string(k), 10, "middle");
+  }
+  d.text(L + cell * static_cast<double>(P) / 2, T + 2 * strip + 42, "pair index k (short wavelengths left)", 12,
+         "middle");
+  for (int s = 0; s < 3; ++s) {
+    const double x = L + 150.0 * s;
+    d.rect(x, H - 34, 14, 14, colours[s]);
+    d.text(x + 20, H - 22, names[s], 12);
+  }
+  if (hi >= lo) d.text(W - 20, H - 22, "wavelength 10^" + tick(lo) + " .. 10^" + tick(hi) + " positions", 11, "end");
+  return d;
+}
+
 }  // namespace posenc_cli::svg

@@ -7,6 +7,7 @@
 // into the output folder. It demonstrates the library; it is not a benchmark or a quality test.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -28,6 +29,8 @@
 #include <posenc/encoders/shaw.hpp>
 #include <posenc/encoders/sinusoidal.hpp>
 #include <posenc/encoders/t5.hpp>
+#include <posenc/encoders/temperature.hpp>
+#include <posenc/rope/mrope_index.hpp>
 #include <posenc/rope/rope.hpp>
 #include <posenc/rope/xpos.hpp>
 
@@ -305,6 +308,32 @@ inline void run_tour(const arguments& a, std::ostream& out, std::ostream& err) {
         << "; worst at position " << worst_pos << ")\n";
   }
 
+  // Today's models: multimodal positions, per-layer schedules, attention temperature.
+  {
+    td::progress p(err, "today's models");
+    constexpr std::int64_t VS = 151652, IM = 151655, VE = 151653;
+    const std::vector<std::int64_t> ids = {1, 2, VS, IM, IM, IM, IM, IM, IM, VE, 3, 4};
+    const std::vector<std::array<std::int64_t, 3>> grid = {{1, 4, 6}};
+    const auto pid = mrope_rope_index(
+        {}, {.batch = 1, .seq = static_cast<std::ptrdiff_t>(ids.size()), .input_ids = ids, .image_grid_thw = grid});
+    out << "\nmRoPE position ids (Qwen2-VL get_rope_index) for text, a 1x4x6-patch image (2x3 merged tokens), text:\n";
+    const char* names[] = {"  t", "  h", "  w"};
+    for (int st = 0; st < 3; ++st) {
+      out << names[st] << ":";
+      for (std::size_t c = 0; c < ids.size(); ++c) out << ' ' << pid.ids[st * ids.size() + c];
+      out << "\n";
+    }
+    out << "  decoding continues every stream at cache position + delta (delta = " << pid.delta[0] << ")\n";
+    const attention_temperature l4({.head_dim = 128});
+    const attention_temperature m3({.head_dim = 128, .rule = temperature_rule::llama4_beta, .floor_scale = 16384});
+    out << "attention temperature (query scale) at positions 0, 8191, 16383, 65535: Llama 4 NoPE layers";
+    for (std::int64_t q : {0, 8191, 16383, 65535}) out << ' ' << svg::tick(l4.factor(q));
+    out << "; Mistral 3 (beta 0.1, L0 16384)";
+    for (std::int64_t q : {0, 8191, 16383, 65535}) out << ' ' << svg::tick(m3.factor(q));
+    out << "\n(`posenc rope --config` prints the per-layer schedule of Gemma 3, Llama 4, gpt-oss and Qwen-VL "
+           "configs)\n";
+  }
+
   // Plots.
   {
     td::progress p(err, "writing plots");
@@ -326,6 +355,21 @@ inline void run_tour(const arguments& a, std::ostream& out, std::ostream& err) {
     r.plot = dir + "rope_wavelengths.svg";
     run_rope(r, sink);
     written.push_back(*r.plot);
+    const std::string vl_path = dir + "qwen2_5_vl_config.json";
+    {
+      std::ofstream f(vl_path);
+      f << R"({"model_type": "qwen2_5_vl", "hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,
+ "num_hidden_layers": 28, "max_position_embeddings": 128000, "rope_theta": 1000000.0,
+ "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}
+)";
+      if (!f) throw config_error("--out", vl_path + ": cannot write file");
+    }
+    arguments vl;
+    vl.cmd = command::rope;
+    vl.config = vl_path;
+    vl.streams_plot = dir + "mrope_streams.svg";
+    run_rope(vl, sink);
+    written.push_back(*vl.streams_plot);
     arguments al;
     al.heads = 8;
     al.plot = dir + "alibi_heads.svg";

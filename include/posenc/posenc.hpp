@@ -29,6 +29,7 @@
 #include <posenc/encoders/alibi.hpp>
 #include <posenc/encoders/t5.hpp>
 #include <posenc/encoders/shaw.hpp>
+#include <posenc/encoders/temperature.hpp>
 
 // Rotation kernels
 // Rotation kernels (scalar reference, AVX2, AVX-512, NEON) and their run-time dispatch
@@ -38,7 +39,7 @@
 #include <posenc/kernels/rotate.hpp>
 #include <posenc/kernels/angles.hpp>
 
-// RoPE (hook 2): configuration, frequency schedules, tables, the encoder; xPos
+// RoPE (hook 2): configuration, frequency schedules, tables, the encoder; xPos; mRoPE
 #include <posenc/rope/config.hpp>
 #include <posenc/rope/frequencies.hpp>
 #include <posenc/rope/scaling/yarn.hpp>
@@ -52,6 +53,8 @@
 #include <posenc/rope/rope.hpp>
 #include <posenc/rope/permute.hpp>
 #include <posenc/rope/xpos.hpp>
+#include <posenc/rope/mrope.hpp>
+#include <posenc/rope/mrope_index.hpp>
 
 // Reference attention (every hook), KV cache, Eigen attention layer
 #include <posenc/attention/options.hpp>
@@ -67,4 +70,6 @@
 #include <posenc/config/model_config.hpp>
 #include <posenc/config/hf.hpp>
 #include <posenc/config/gguf.hpp>
+#include <posenc/config/layered.hpp>
+#include <posenc/config/layer_encoder.hpp>
 // clang-format on

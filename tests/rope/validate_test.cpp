@@ -130,7 +130,13 @@ TEST_CASE("YaRN betas: beta_fast <= beta_slow, explicit 0, negative", "[rope][va
 }
 
 TEST_CASE("Llama 3: high_freq_factor == / < low_freq_factor, low 0", "[rope][validation]") {
-  expect_error(with(llama3_scaling{.low_freq_factor = 4, .high_freq_factor = 4}), "llama3.high_freq_factor", "4");
+  // equal factors: allowed (Llama 4 Scout ships low = high = 1), every pair kept or divided
+  const rope_schedule eq(with(llama3_scaling{.factor = 16, .low_freq_factor = 1, .high_freq_factor = 1}));
+  const rope_schedule plain(with(default_scaling{}));
+  for (std::size_t k = 0; k < eq.base().inv_freq.size(); ++k) {
+    const double w = eq.base().inv_freq[k], w0 = plain.base().inv_freq[k];
+    CHECK((w == w0 || w == w0 / 16));
+  }
   expect_error(with(llama3_scaling{.low_freq_factor = 4, .high_freq_factor = 1}), "llama3.high_freq_factor", "1");
   expect_error(with(llama3_scaling{.low_freq_factor = 0}), "llama3.low_freq_factor", "0");
 }

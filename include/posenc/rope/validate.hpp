@@ -117,8 +117,9 @@ struct scaling_validator {
     require_finite(s.low_freq_factor, "llama3.low_freq_factor");
     require_finite(s.high_freq_factor, "llama3.high_freq_factor");
     require(s.low_freq_factor > 0, "llama3.low_freq_factor", s.low_freq_factor, "> 0");
-    require(s.high_freq_factor > s.low_freq_factor, "llama3.high_freq_factor", s.high_freq_factor,
-            "> llama3.low_freq_factor = " + to_text(s.low_freq_factor));
+    // Equal factors are allowed (Llama 4 Scout ships 1 and 1, PE_SPEC §12): no pair is blended then.
+    require(s.high_freq_factor >= s.low_freq_factor, "llama3.high_freq_factor", s.high_freq_factor,
+            ">= llama3.low_freq_factor = " + to_text(s.low_freq_factor));
   }
   void operator()(const longrope_scaling& s) const {
     require_original_max_position(s.original_max_position, "longrope.original_max_position");

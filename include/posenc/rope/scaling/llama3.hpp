@@ -25,7 +25,10 @@ inline void apply_llama3(std::vector<double>& w, const llama3_scaling& l) {
       wk /= l.factor;
       continue;
     }
-    const double g = (L0 / lambda - l.low_freq_factor) / (l.high_freq_factor - l.low_freq_factor);
+    // low == high (Llama 4 Scout): only a wavelength exactly on the one boundary gets here; g = 0
+    // (divided, as vLLM), where HF would divide 0 by 0.
+    const double band = l.high_freq_factor - l.low_freq_factor;
+    const double g = band > 0 ? (L0 / lambda - l.low_freq_factor) / band : 0.0;
     wk = (1 - g) * wk / l.factor + g * wk;
   }
 }
