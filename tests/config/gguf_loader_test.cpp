@@ -231,3 +231,93 @@ TEST_CASE("gguf: bad input is config_error, never a crash") {
   }
   CHECK(errors == tried);
 }
+
+TEST_CASE("gguf: per-layer head counts — 0 marks a layer without attention (LFM2), errors name the entry") {
+  auto lfm2 = [](std::vector<std::int32_t> kv) {
+    gguf_writer w;
+    w.str("general.architecture", "lfm2");
+    w.u32("lfm2.embedding_length", 1024);
+    w.u32("lfm2.attention.head_count", 16);
+    w.i32_array("lfm2.attention.head_count_kv", kv);
+    w.f32("lfm2.rope.freq_base", 1000000.0f);
+    return w;
+  };
+  // LFM2-350M: convolution layers (0) first, attention layers with 8 KV heads.
+  auto m = load_bytes(lfm2({0, 0, 8, 0, 0, 8, 0, 0, 8, 0, 8, 0, 8, 0, 8, 0}).bytes());
+  CHECK(m.num_key_value_heads == 8);
+  CHECK(m.num_attention_heads == 16);
+  CHECK(m.warnings.empty());
+  REQUIRE(m.rope);
+  CHECK(m.rope->head_dim == 64);
+  // Attention layers that disagree: the first attention layer's value, and a warning saying which.
+  m = load_bytes(lfm2({0, 4, 0, 8}).bytes());
+  CHECK(m.num_key_value_heads == 4);
+  CHECK(has_warning(m,
+                    "lfm2.attention.head_count_kv: differs per attention layer; using the first, "
+                    "lfm2.attention.head_count_kv[1] = 4"));
+  // No attention layer at all: no value, said so; an empty array: no value.
+  m = load_bytes(lfm2({0, 0}).bytes());
+  CHECK(!m.num_key_value_heads);
+  CHECK(has_warning(m, "lfm2.attention.head_count_kv: 0 for every layer"));
+  m = load_bytes(lfm2({}).bytes());
+  CHECK(!m.num_key_value_heads);
+  CHECK(m.warnings.empty());
+  // A negative entry names that entry.
+  auto msg = error_of([&] { (void)load_bytes(lfm2({8, 8, -1}).bytes()); }, "lfm2.attention.head_count_kv[2]");
+  CHECK(msg.find("head_count_kv[0]v") == std::string::npos);
+  // Non-integer entries name the entry too (a float array).
+  config_value md = config_value::object();
+  md.set("general.architecture", config_value::string("llama"));
+  md.set("llama.attention.head_count",
+         config_value::list({config_value::integer(8), config_value::number(2.5), config_value{}}));
+  error_of([&] { (void)load_gguf_config(md); }, "llama.attention.head_count[1]");
+  md.set("llama.attention.head_count", config_value::list({config_value::integer(8), config_value{}}));
+  error_of([&] { (void)load_gguf_config(md); }, "llama.attention.head_count[1]");
+  // A scalar 0 is not a head count.
+  gguf_writer s;
+  s.str("general.architecture", "llama");
+  s.u32("llama.attention.head_count_kv", 0);
+  error_of([&] { (void)load_bytes(s.bytes()); }, "llama.attention.head_count_kv");
+}
+
+TEST_CASE("gguf: explicit zeros are values, not absent") {
+  gguf_writer w;
+  w.str("general.architecture", "qwen2");
+  w.u32("qwen2.attention.head_count", 4);
+  w.u32("qwen2.attention.key_length", 0);
+  w.u32("qwen2.rope.dimension_count", 0);
+  w.f32("qwen2.rope.freq_base", 0.0f);
+  w.u32("qwen2.context_length", 0);
+  w.f32("qwen2.rope.scaling.yarn_ext_factor", 0.0f);
+  w.str("qwen2.rope.scaling.type", "yarn");
+  w.f32("qwen2.rope.scaling.factor", 0.0f);
+  w.u32("qwen2.rope.scaling.original_context_length", 0);
+  w.f32("qwen2.rope.scaling.yarn_beta_fast", 0.0f);
+  w.f32("qwen2.rope.scaling.yarn_beta_slow", 0.0f);
+  const auto m = load_bytes(w.bytes());
+  REQUIRE(m.rope);
+  CHECK(m.rope->head_dim == 0);
+  CHECK(m.rope->rotary_dim == 0);
+  CHECK(m.rope->theta == 0.0);
+  CHECK(m.max_position_embeddings == 0);
+  const auto& y = std::get<yarn_scaling>(m.rope->scaling);
+  CHECK(y.factor == 0.0);
+  CHECK(y.original_max_position == 0);
+  CHECK(y.beta_fast == 0.0);
+  CHECK(y.beta_slow == 0.0);
+  CHECK(y.extrapolation_factor == 0.0);
+  // llama.cpp's "unset" ext_factor is negative: that one keeps the default.
+  gguf_writer n;
+  n.str("general.architecture", "qwen2");
+  n.u32("qwen2.attention.key_length", 64);
+  n.str("qwen2.rope.scaling.type", "yarn");
+  n.f32("qwen2.rope.scaling.factor", 4.0f);
+  n.u32("qwen2.rope.scaling.original_context_length", 4096);
+  n.f32("qwen2.rope.scaling.yarn_ext_factor", -1.0f);
+  CHECK(std::get<yarn_scaling>(load_bytes(n.bytes()).rope->scaling).extrapolation_factor == 1.0);
+  // max_alibi_bias 0 means "no ALiBi" in llama.cpp.
+  gguf_writer a;
+  a.str("general.architecture", "mpt");
+  a.f32("mpt.attention.max_alibi_bias", 0.0f);
+  CHECK(!load_bytes(a.bytes()).alibi);
+}
