@@ -397,3 +397,48 @@ TEST_CASE("hf: sums and products of keys are checked where the keys are known") 
       },
       "original_max_position_embeddings");
 }
+
+TEST_CASE("hf: MLA warnings, null rope_parameters members, lengths YaRN and dynamic need") {
+  auto m = load(R"({"qk_rope_head_dim":64,"qk_nope_head_dim":128,"head_dim":96,"rotary_dim":32})");
+  CHECK(has_warning(m, "head_dim = 96 ignored"));
+  CHECK(has_warning(m, "partial_rotary_factor/rotary_dim ignored"));
+  CHECK(m.rope->rotary_dim == 64);
+  // head_dim equal to qk_rope_head_dim or to the sum is not worth a warning.
+  CHECK(load(R"({"qk_rope_head_dim":64,"qk_nope_head_dim":128,"head_dim":192})").warnings.empty());
+  // A null member of rope_parameters is absent, also when rope_scaling has the key.
+  m = load(R"({"head_dim":64,"rope_scaling":{"rope_type":"linear","factor":2},
+               "rope_parameters":{"rope_type":null,"factor":2}})");
+  CHECK(std::get<linear_scaling>(m.rope->scaling).factor == 2.0);
+  // YaRN: L0 from max_position_embeddings when absent (said so); neither: an error naming it.
+  m = load(R"({"head_dim":64,"max_position_embeddings":8192,"rope_scaling":{"rope_type":"yarn","factor":4}})");
+  CHECK(std::get<yarn_scaling>(m.rope->scaling).original_max_position == 8192);
+  CHECK(has_warning(m, "L0 = max_position_embeddings = 8192"));
+  error_of([] { (void)load(R"({"head_dim":64,"rope_scaling":{"rope_type":"yarn","factor":4}})"); },
+           "rope_scaling.original_max_position_embeddings");
+  // YaRN factor absent and not derivable (no max_position_embeddings besides L0).
+  error_of(
+      [] {
+        (void)load(R"({"head_dim":64,"rope_scaling":{"rope_type":"yarn","original_max_position_embeddings":64}})");
+      },
+      "rope_scaling.factor");
+  // Dynamic NTK needs a length.
+  error_of([] { (void)load(R"({"head_dim":64,"rope_scaling":{"rope_type":"dynamic","factor":2}})"); },
+           "max_position_embeddings");
+  // llama3 needs original_max_position_embeddings.
+  error_of(
+      [] {
+        (void)load(R"({"head_dim":64,"rope_scaling":{"rope_type":"llama3","factor":8,"low_freq_factor":1,
+                       "high_freq_factor":4}})");
+      },
+      "rope_scaling.original_max_position_embeddings");
+  // rope_type default with scaling keys: each one reported as not used.
+  m = load(R"({"head_dim":64,"rope_scaling":{"rope_type":"default","factor":2}})");
+  CHECK(has_warning(m, "rope_scaling.factor: not used by rope_type default"));
+}
+
+TEST_CASE("hf: integral floating-point values are integers (64.0), others are not") {
+  const auto m = load(R"({"head_dim":64.0,"rope_theta":10000,"max_position_embeddings":4096.0})");
+  CHECK(m.rope->head_dim == 64);
+  CHECK(m.max_position_embeddings == 4096);
+  error_of([] { (void)load(R"({"head_dim":1e300,"rope_theta":10000})"); }, "head_dim");
+}
