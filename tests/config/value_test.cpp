@@ -79,7 +79,8 @@ TEST_CASE("value: objects keep insertion order; set replaces in place; copies ar
   config_value a;
   a = c;  // copy-assign
   CHECK(a == c);
-  a = a;  // self-assignment keeps the value
+  config_value& alias = a;
+  a = alias;  // self-assignment keeps the value
   CHECK(a == c);
   config_value moved = std::move(a);
   CHECK(moved == c);
