@@ -231,3 +231,226 @@ TEST_CASE("gguf: bad input is config_error, never a crash") {
   }
   CHECK(errors == tried);
 }
+
+TEST_CASE("gguf: per-layer head counts — 0 marks a layer without attention (LFM2), errors name the entry") {
+  auto lfm2 = [](std::vector<std::int32_t> kv) {
+    gguf_writer w;
+    w.str("general.architecture", "lfm2");
+    w.u32("lfm2.embedding_length", 1024);
+    w.u32("lfm2.attention.head_count", 16);
+    w.i32_array("lfm2.attention.head_count_kv", kv);
+    w.f32("lfm2.rope.freq_base", 1000000.0f);
+    return w;
+  };
+  // LFM2-350M: convolution layers (0) first, attention layers with 8 KV heads.
+  auto m = load_bytes(lfm2({0, 0, 8, 0, 0, 8, 0, 0, 8, 0, 8, 0, 8, 0, 8, 0}).bytes());
+  CHECK(m.num_key_value_heads == 8);
+  CHECK(m.num_attention_heads == 16);
+  CHECK(m.warnings.empty());
+  REQUIRE(m.rope);
+  CHECK(m.rope->head_dim == 64);
+  // Attention layers that disagree: the first attention layer's value, and a warning saying which.
+  m = load_bytes(lfm2({0, 4, 0, 8}).bytes());
+  CHECK(m.num_key_value_heads == 4);
+  CHECK(has_warning(m,
+                    "lfm2.attention.head_count_kv: differs per attention layer; using the first, "
+                    "lfm2.attention.head_count_kv[1] = 4"));
+  // No attention layer at all: no value, said so; an empty array: no value.
+  m = load_bytes(lfm2({0, 0}).bytes());
+  CHECK(!m.num_key_value_heads);
+  CHECK(has_warning(m, "lfm2.attention.head_count_kv: 0 for every layer"));
+  m = load_bytes(lfm2({}).bytes());
+  CHECK(!m.num_key_value_heads);
+  CHECK(m.warnings.empty());
+  // A negative entry names that entry.
+  auto msg = error_of([&] { (void)load_bytes(lfm2({8, 8, -1}).bytes()); }, "lfm2.attention.head_count_kv[2]");
+  CHECK(msg.find("head_count_kv[0]v") == std::string::npos);
+  // Non-integer entries name the entry too (a float array).
+  config_value md = config_value::object();
+  md.set("general.architecture", config_value::string("llama"));
+  md.set("llama.attention.head_count",
+         config_value::list({config_value::integer(8), config_value::number(2.5), config_value{}}));
+  error_of([&] { (void)load_gguf_config(md); }, "llama.attention.head_count[1]");
+  md.set("llama.attention.head_count", config_value::list({config_value::integer(8), config_value{}}));
+  error_of([&] { (void)load_gguf_config(md); }, "llama.attention.head_count[1]");
+  // A scalar 0 is not a head count.
+  gguf_writer s;
+  s.str("general.architecture", "llama");
+  s.u32("llama.attention.head_count_kv", 0);
+  error_of([&] { (void)load_bytes(s.bytes()); }, "llama.attention.head_count_kv");
+}
+
+TEST_CASE("gguf: explicit zeros are values, not absent") {
+  gguf_writer w;
+  w.str("general.architecture", "qwen2");
+  w.u32("qwen2.attention.head_count", 4);
+  w.u32("qwen2.attention.key_length", 0);
+  w.u32("qwen2.rope.dimension_count", 0);
+  w.f32("qwen2.rope.freq_base", 0.0f);
+  w.u32("qwen2.context_length", 0);
+  w.f32("qwen2.rope.scaling.yarn_ext_factor", 0.0f);
+  w.str("qwen2.rope.scaling.type", "yarn");
+  w.f32("qwen2.rope.scaling.factor", 0.0f);
+  w.u32("qwen2.rope.scaling.original_context_length", 0);
+  w.f32("qwen2.rope.scaling.yarn_beta_fast", 0.0f);
+  w.f32("qwen2.rope.scaling.yarn_beta_slow", 0.0f);
+  const auto m = load_bytes(w.bytes());
+  REQUIRE(m.rope);
+  CHECK(m.rope->head_dim == 0);
+  CHECK(m.rope->rotary_dim == 0);
+  CHECK(m.rope->theta == 0.0);
+  CHECK(m.max_position_embeddings == 0);
+  const auto& y = std::get<yarn_scaling>(m.rope->scaling);
+  CHECK(y.factor == 0.0);
+  CHECK(y.original_max_position == 0);
+  CHECK(y.beta_fast == 0.0);
+  CHECK(y.beta_slow == 0.0);
+  CHECK(y.extrapolation_factor == 0.0);
+  // llama.cpp's "unset" ext_factor is negative: that one keeps the default.
+  gguf_writer n;
+  n.str("general.architecture", "qwen2");
+  n.u32("qwen2.attention.key_length", 64);
+  n.str("qwen2.rope.scaling.type", "yarn");
+  n.f32("qwen2.rope.scaling.factor", 4.0f);
+  n.u32("qwen2.rope.scaling.original_context_length", 4096);
+  n.f32("qwen2.rope.scaling.yarn_ext_factor", -1.0f);
+  CHECK(std::get<yarn_scaling>(load_bytes(n.bytes()).rope->scaling).extrapolation_factor == 1.0);
+  // max_alibi_bias 0 means "no ALiBi" in llama.cpp.
+  gguf_writer a;
+  a.str("general.architecture", "mpt");
+  a.f32("mpt.attention.max_alibi_bias", 0.0f);
+  CHECK(!load_bytes(a.bytes()).alibi);
+}
+
+TEST_CASE("gguf: architecture-dependent RoPE: mRoPE, unknown names, ALiBi without a bias key") {
+  gguf_writer q;
+  q.str("general.architecture", "qwen2vl");
+  q.u32("qwen2vl.attention.head_count", 4);
+  q.u32("qwen2vl.embedding_length", 256);
+  q.i32_array("qwen2vl.rope.dimension_sections", {16, 24, 24, 0});
+  auto m = load_bytes(q.bytes());
+  REQUIRE(m.rope);
+  CHECK(m.rope->layout == kernels::pairing::half_split);
+  CHECK(has_warning(m, "multimodal RoPE; text positions make it plain half-split RoPE"));
+  CHECK(has_warning(m, "qwen2vl.rope.dimension_sections: multimodal RoPE sections ignored"));
+
+  gguf_writer u;
+  u.str("general.architecture", "wibble");
+  u.u32("wibble.attention.key_length", 64);
+  u.f32("wibble.rope.freq_base", 5e5f);
+  m = load_bytes(u.bytes());
+  REQUIRE(m.rope);
+  CHECK(m.rope->layout == kernels::pairing::half_split);
+  CHECK(has_warning(m, "pair layout unknown to this loader; assuming NeoX"));
+  gguf_writer u2;  // unknown and without rope keys: no RoPE
+  u2.str("general.architecture", "wibble");
+  CHECK(!load_bytes(u2.bytes()).rope);
+
+  gguf_writer b;
+  b.str("general.architecture", "mpt");
+  b.u32("mpt.attention.head_count", 8);
+  m = load_bytes(b.bytes());
+  REQUIRE(m.alibi);
+  CHECK(m.alibi->max_bias == 8.0);
+
+  gguf_writer s = llama_base();
+  s.f32("llama.rope.freq_base_swa", 10000.0f);
+  s.u32("llama.rope.dimension_count_swa", 64);
+  s.boolean("llama.rope.scaling.finetuned", true);
+  s.f32("llama.rope.scaling.yarn_attn_factor", 1.0f);
+  m = load_bytes(s.bytes());
+  CHECK(has_warning(m, "llama.rope.freq_base_swa: sliding-window layers' RoPE is not modelled"));
+  CHECK(has_warning(m, "llama.rope.dimension_count_swa: sliding-window"));
+  CHECK(has_warning(m, "llama.rope.scaling.finetuned: not interpreted"));
+  CHECK(has_warning(m, "llama.rope.scaling.yarn_attn_factor: not interpreted"));
+}
+
+TEST_CASE("gguf: head dimension sources and their errors") {
+  gguf_writer none;
+  none.str("general.architecture", "llama");
+  none.f32("llama.rope.freq_base", 1e4f);
+  error_of([&] { (void)load_bytes(none.bytes()); }, "llama.attention.key_length");
+  gguf_writer odd;
+  odd.str("general.architecture", "llama");
+  odd.u32("llama.embedding_length", 100);
+  odd.u32("llama.attention.head_count", 3);
+  const auto msg = error_of([&] { (void)load_bytes(odd.bytes()); }, "llama.embedding_length");
+  CHECK(msg.find("a multiple of attention.head_count = 3") != std::string::npos);
+  // DeepSeek-2 MLA: key_length_mla wins over key_length.
+  gguf_writer mla;
+  mla.str("general.architecture", "deepseek2");
+  mla.u32("deepseek2.attention.key_length_mla", 192);
+  mla.u32("deepseek2.attention.key_length", 576);
+  mla.u32("deepseek2.rope.dimension_count", 64);
+  CHECK(load_bytes(mla.bytes()).rope->head_dim == 192);
+}
+
+TEST_CASE("gguf: scaling combinations — rope_freqs, alpha, YaRN lengths and attention factors") {
+  auto base = [] {
+    gguf_writer w;
+    w.str("general.architecture", "qwen2");
+    w.u32("qwen2.attention.key_length", 64);
+    return w;
+  };
+  // rope_freqs with a scaling type other than none/linear-1 is a contradiction.
+  gguf_writer f = base();
+  f.str("qwen2.rope.scaling.type", "yarn");
+  f.f32("qwen2.rope.scaling.factor", 4.0f);
+  f.tensor_f32("rope_freqs.weight", std::vector<float>(32, 1.0f));
+  error_of([&] { (void)load_bytes(f.bytes()); }, "rope_freqs.weight");
+  // Hunyuan-style static NTK alpha.
+  gguf_writer a = base();
+  a.f32("qwen2.rope.scaling.alpha", 1000.0f);
+  auto m = load_bytes(a.bytes());
+  CHECK(m.rope_type == "ntk");
+  CHECK(std::get<ntk_scaling>(m.rope->scaling).alpha == 1000.0);
+  // YaRN without original_context_length: context_length stands in (said so); without both, an error.
+  gguf_writer y = base();
+  y.str("qwen2.rope.scaling.type", "yarn");
+  y.f32("qwen2.rope.scaling.factor", 4.0f);
+  error_of([&] { (void)load_bytes(y.bytes()); }, "qwen2.rope.scaling.original_context_length");
+  y.u32("qwen2.context_length", 32768);
+  m = load_bytes(y.bytes());
+  CHECK(std::get<yarn_scaling>(m.rope->scaling).original_max_position == 32768);
+  CHECK(has_warning(m, "original_context_length absent; L0 = context_length"));
+  gguf_writer nf = base();
+  nf.str("qwen2.rope.scaling.type", "yarn");
+  error_of([&] { (void)load_bytes(nf.bytes()); }, "qwen2.rope.scaling.factor");
+  // yarn_log_multiplier 0: no softmax correction, magnitude 1.
+  gguf_writer z = y;
+  z.f32("qwen2.rope.scaling.yarn_log_multiplier", 0.0f);
+  m = load_bytes(z.bytes());
+  CHECK(std::get<yarn_scaling>(m.rope->scaling).attention_factor == 1.0);
+  CHECK(has_warning(m, "no softmax correction"));
+  // attn_factor as ggml reads it: multiplied into 1 + 0.1 ln(factor).
+  gguf_writer at = y;
+  at.f32("qwen2.rope.scaling.attn_factor", 2.0f);
+  m = load_bytes(at.bytes());
+  CHECK(*std::get<yarn_scaling>(m.rope->scaling).attention_factor == Approx(2.0 * (0.1 * std::log(4.0) + 1.0)));
+  CHECK(has_warning(m, "read as ggml does"));
+  // ... which contradicts a yarn_log_multiplier of 0 (magnitude 1), unless it gives the same.
+  z.f32("qwen2.rope.scaling.attn_factor", 2.0f);
+  error_of([&] { (void)load_bytes(z.bytes()); }, "qwen2.rope.scaling.attn_factor");
+  // LongRoPE needs the original length.
+  gguf_writer l = base();
+  l.str("qwen2.rope.scaling.type", "longrope");
+  l.tensor_f32("rope_factors_long.weight", std::vector<float>(32, 2.0f));
+  l.tensor_f32("rope_factors_short.weight", std::vector<float>(32, 1.0f));
+  error_of([&] { (void)load_bytes(l.bytes()); }, "qwen2.rope.scaling.original_context_length");
+  // Metadata that is not an object.
+  error_of([] { (void)load_gguf_config(config_value::list()); }, "gguf");
+}
+
+TEST_CASE("gguf: 16- and 64-bit array elements are read and kept") {
+  gguf_writer w = llama_base();
+  w.raw("u16s", 9,
+        gguf_writer::le(std::uint32_t{2}) + gguf_writer::le(std::uint64_t{2}) + gguf_writer::le(std::uint16_t{7}) +
+            gguf_writer::le(std::uint16_t{65535}));
+  w.raw(
+      "u64s", 9,
+      gguf_writer::le(std::uint32_t{10}) + gguf_writer::le(std::uint64_t{1}) + gguf_writer::le(std::uint64_t{1} << 40));
+  std::istringstream in(w.bytes());
+  const auto c = read_gguf(in);
+  CHECK(*c.metadata.find("u16s") == config_value::list({config_value::integer(7), config_value::integer(65535)}));
+  CHECK(*c.metadata.find("u64s") == config_value::list({config_value::integer(std::int64_t{1} << 40)}));
+}

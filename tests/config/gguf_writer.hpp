@@ -43,13 +43,44 @@ class gguf_writer {
     for (const auto& x : v) string(kvs_, x);
     ++n_kv_;
   }
+  /// A key of any type with its value bytes as given (for malformed and unusual values).
+  void raw(const std::string& k, std::uint32_t type, const std::string& value) {
+    key(k);
+    pod(type);
+    kvs_ += value;
+    ++n_kv_;
+  }
+  /// An array of `n` elements of scalar type `et` (all zero bytes): large arrays without a vector.
+  void zero_array(const std::string& k, std::uint32_t et, std::uint64_t n, std::size_t element_size) {
+    key(k);
+    pod(std::uint32_t{9});
+    pod(et);
+    pod(n);
+    kvs_.append(n * element_size, '\0');
+    ++n_kv_;
+  }
+  /// Little-endian bytes of v (for raw()).
+  template <class T>
+  [[nodiscard]] static std::string le(T v) {
+    std::string s;
+    append(s, v);
+    return s;
+  }
   /// An F32 tensor of one dimension.
   void tensor_f32(const std::string& name, const std::vector<float>& data) { tensors_.push_back({name, data}); }
+  /// A tensor info of any GGML type, dimensions and offset, with `data` as its bytes (at the end of
+  /// the data section's used part; the offset is taken as given).
+  void tensor_raw(const std::string& name, std::vector<std::uint64_t> dims, std::uint32_t ggml_type,
+                  std::uint64_t offset, std::string data) {
+    raw_tensors_.push_back({name, std::move(dims), ggml_type, offset, std::move(data)});
+  }
+  /// Overrides the version written in the header.
+  void version(std::uint32_t v) { version_ = v; }
 
   [[nodiscard]] std::string bytes() const {
     std::string out = "GGUF";
-    append(out, std::uint32_t{3});
-    append(out, static_cast<std::uint64_t>(tensors_.size()));
+    append(out, version_);
+    append(out, static_cast<std::uint64_t>(tensors_.size() + raw_tensors_.size()));
     append(out, n_kv_);
     out += kvs_;
     std::uint64_t offset = 0;
@@ -61,12 +92,20 @@ class gguf_writer {
       append(out, offset);
       offset += (t.second.size() * 4 + 31) / 32 * 32;
     }
+    for (const auto& t : raw_tensors_) {
+      string(out, t.name);
+      append(out, static_cast<std::uint32_t>(t.dims.size()));
+      for (auto d : t.dims) append(out, d);
+      append(out, t.type);
+      append(out, t.offset);
+    }
     while (out.size() % 32) out.push_back('\0');
     for (const auto& t : tensors_) {
       const std::size_t start = out.size();
       for (float x : t.second) append(out, x);
       while ((out.size() - start) % 32) out.push_back('\0');
     }
+    for (const auto& t : raw_tensors_) out += t.data;
     return out;
   }
 
@@ -94,7 +133,20 @@ class gguf_writer {
   }
   std::string kvs_;
   std::uint64_t n_kv_ = 0;
-  std::vector<std::pair<std::string, std::vector<float>>> tensors_;
+  struct f32_tensor {
+    std::string first;
+    std::vector<float> second;
+  };
+  struct raw_tensor {
+    std::string name;
+    std::vector<std::uint64_t> dims;
+    std::uint32_t type;
+    std::uint64_t offset;
+    std::string data;
+  };
+  std::vector<f32_tensor> tensors_;
+  std::vector<raw_tensor> raw_tensors_;
+  std::uint32_t version_ = 3;
 };
 
 }  // namespace posenc_test

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <posenc/config/json.hpp>
+#include <posenc/rope/schedule.hpp>
 
 #include "support/check.hpp"
 
@@ -335,4 +336,109 @@ TEST_CASE("hf: null means absent") {
   CHECK(m.rope->head_dim == 64);
   CHECK(m.rope->theta == 10000.0);
   CHECK(m.rope_type == "default");
+}
+
+TEST_CASE("hf: explicit \"rotary_dim\": 0 is a value (rejected by validation by name), never absent") {
+  const auto m = load(R"({"head_dim":64,"rotary_dim":0})");
+  REQUIRE(m.rope);
+  REQUIRE(m.rope->rotary_dim.has_value());
+  CHECK(*m.rope->rotary_dim == 0);
+  // Absent would mean R = head_dim and a valid schedule; 0 must fail, naming rotary_dim.
+  error_of([&] { (void)rope_schedule(*m.rope); }, "rope.rotary_dim");
+  const auto absent = load(R"({"head_dim":64,"rope_theta":10000})");
+  REQUIRE(absent.rope);
+  CHECK_NOTHROW(rope_schedule(*absent.rope));
+  // With a partial_rotary_factor that agrees (floor(64 * 0) = 0) it is still 0.
+  const auto z = load(R"({"head_dim":64,"rotary_dim":0,"partial_rotary_factor":0.0})");
+  CHECK(z.rope->rotary_dim == 0);
+  CHECK(!z.rope->partial_rotary_factor);
+  // The other integer keys: explicit zeros kept.
+  const auto k = load(R"({"model_type":"deepseek_v3","qk_rope_head_dim":0,"qk_nope_head_dim":0,
+                          "max_position_embeddings":0,"relative_attention_num_buckets":0,
+                          "relative_attention_max_distance":0})");
+  CHECK(k.rope->head_dim == 0);
+  CHECK(k.rope->rotary_dim == 0);
+  CHECK(k.rope->rotary_offset == 0);
+  CHECK(k.max_position_embeddings == 0);
+  REQUIRE(k.t5);
+  CHECK(k.t5->num_buckets == 0);
+  CHECK(k.t5->max_distance == 0);
+  const auto mpt = load(R"({"model_type":"mpt","attn_config":{"alibi":true,"alibi_bias_max":0}})");
+  REQUIRE(mpt.alibi);
+  CHECK(mpt.alibi->max_bias == 0.0);
+  const auto l3 = load(R"({"head_dim":64,"rope_scaling":{"rope_type":"llama3","factor":0,"low_freq_factor":0,
+                          "high_freq_factor":0,"original_max_position_embeddings":0}})");
+  CHECK(std::get<llama3_scaling>(l3.rope->scaling) ==
+        llama3_scaling{.factor = 0, .low_freq_factor = 0, .high_freq_factor = 0, .original_max_position = 0});
+  const auto ntk = load(R"({"head_dim":64,"rope_scaling":{"type":"dynamic","alpha":0}})");
+  CHECK(std::get<ntk_scaling>(ntk.rope->scaling).alpha == 0.0);
+}
+
+TEST_CASE("hf: sums and products of keys are checked where the keys are known") {
+  // qk_nope_head_dim + qk_rope_head_dim overflowing int is refused at load time, naming the key.
+  auto msg =
+      error_of([] { (void)load(R"({"qk_rope_head_dim":2147483647,"qk_nope_head_dim":1})"); }, "qk_nope_head_dim");
+  CHECK(msg.find("2147483648") != std::string::npos);
+  const auto edge = load(R"({"qk_rope_head_dim":2147483646,"qk_nope_head_dim":1})");
+  CHECK(edge.rope->head_dim == 2147483647);
+  // rotary_dim vs a huge partial_rotary_factor: a contradiction, not a float-to-int overflow.
+  error_of([] { (void)load(R"({"head_dim":64,"rotary_dim":32,"partial_rotary_factor":1e300})"); }, "rotary_dim");
+  // YaRN factor derived from the lengths with L0 = 0: refused by name, not an infinite factor.
+  msg = error_of(
+      [] {
+        (void)load(R"({"head_dim":64,"max_position_embeddings":4096,
+                       "rope_scaling":{"rope_type":"yarn","original_max_position_embeddings":0}})");
+      },
+      "rope_scaling.original_max_position_embeddings");
+  error_of(
+      [] {
+        (void)load(R"({"head_dim":64,"max_position_embeddings":4096,"original_max_position_embeddings":0,
+                       "rope_scaling":{"rope_type":"yarn"}})");
+      },
+      "original_max_position_embeddings");
+}
+
+TEST_CASE("hf: MLA warnings, null rope_parameters members, lengths YaRN and dynamic need") {
+  auto m = load(R"({"qk_rope_head_dim":64,"qk_nope_head_dim":128,"head_dim":96,"rotary_dim":32})");
+  CHECK(has_warning(m, "head_dim = 96 ignored"));
+  CHECK(has_warning(m, "partial_rotary_factor/rotary_dim ignored"));
+  CHECK(m.rope->rotary_dim == 64);
+  // head_dim equal to qk_rope_head_dim or to the sum is not worth a warning.
+  CHECK(load(R"({"qk_rope_head_dim":64,"qk_nope_head_dim":128,"head_dim":192})").warnings.empty());
+  // A null member of rope_parameters is absent, also when rope_scaling has the key.
+  m = load(R"({"head_dim":64,"rope_scaling":{"rope_type":"linear","factor":2},
+               "rope_parameters":{"rope_type":null,"factor":2}})");
+  CHECK(std::get<linear_scaling>(m.rope->scaling).factor == 2.0);
+  // YaRN: L0 from max_position_embeddings when absent (said so); neither: an error naming it.
+  m = load(R"({"head_dim":64,"max_position_embeddings":8192,"rope_scaling":{"rope_type":"yarn","factor":4}})");
+  CHECK(std::get<yarn_scaling>(m.rope->scaling).original_max_position == 8192);
+  CHECK(has_warning(m, "L0 = max_position_embeddings = 8192"));
+  error_of([] { (void)load(R"({"head_dim":64,"rope_scaling":{"rope_type":"yarn","factor":4}})"); },
+           "rope_scaling.original_max_position_embeddings");
+  // YaRN factor absent and not derivable (no max_position_embeddings besides L0).
+  error_of(
+      [] {
+        (void)load(R"({"head_dim":64,"rope_scaling":{"rope_type":"yarn","original_max_position_embeddings":64}})");
+      },
+      "rope_scaling.factor");
+  // Dynamic NTK needs a length.
+  error_of([] { (void)load(R"({"head_dim":64,"rope_scaling":{"rope_type":"dynamic","factor":2}})"); },
+           "max_position_embeddings");
+  // llama3 needs original_max_position_embeddings.
+  error_of(
+      [] {
+        (void)load(R"({"head_dim":64,"rope_scaling":{"rope_type":"llama3","factor":8,"low_freq_factor":1,
+                       "high_freq_factor":4}})");
+      },
+      "rope_scaling.original_max_position_embeddings");
+  // rope_type default with scaling keys: each one reported as not used.
+  m = load(R"({"head_dim":64,"rope_scaling":{"rope_type":"default","factor":2}})");
+  CHECK(has_warning(m, "rope_scaling.factor: not used by rope_type default"));
+}
+
+TEST_CASE("hf: integral floating-point values are integers (64.0), others are not") {
+  const auto m = load(R"({"head_dim":64.0,"rope_theta":10000,"max_position_embeddings":4096.0})");
+  CHECK(m.rope->head_dim == 64);
+  CHECK(m.max_position_embeddings == 4096);
+  error_of([] { (void)load(R"({"head_dim":1e300,"rope_theta":10000})"); }, "head_dim");
 }

@@ -73,24 +73,41 @@ inline bool known_rope_suffix(std::string_view s) {
                     "rope.scaling.alpha", "rope.dimension_sections", "rope.freq_base_swa", "rope.dimension_count_swa"});
 }
 
-/// A per-layer array (some GGUFs store head counts per layer): the common value, or the first with
-/// a warning when layers differ.
+/// A head count stored per layer (llama.cpp writes an array when layers differ) or once.
+///
+/// An array entry of 0 marks a layer without attention (the convolution layers of hybrid models
+/// such as LFM2, whose layer 0 is one; DeciLM's no-op layers), so the model's value is the first
+/// nonzero entry; when the attention layers disagree that first one is used, with a warning (posenc
+/// models one head count per model). An array with no nonzero entry gives no value, with a
+/// warning. Entries must be integers in [0, 2^31); errors name the entry, e.g. `key[3]`.
 inline std::optional<int> layer_int(const key_reader& r, const std::string& key, std::vector<std::string>& warnings) {
   const config_value* v = r.get(key);
-  if (v && v->is_list()) {
-    if (v->items().empty()) return std::nullopt;
-    config_value obj = config_value::object();
-    obj.set("v", v->items().front());
-    const key_reader one{&obj, key + "[0]"};
-    auto first = one.int32("v", 1);
-    for (const auto& e : v->items())
-      if (!(e == v->items().front())) {
-        warnings.push_back(key + ": differs per layer; using the first layer's value");
-        break;
-      }
-    return first;
+  if (!v || !v->is_list()) return r.int32(key, 1);
+  const auto& items = v->items();
+  std::optional<int> first;
+  std::size_t first_at = 0;
+  bool differs = false;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    config_value one = config_value::object();
+    one.set("", items[i]);
+    const key_reader entry{&one, key + "[" + std::to_string(i) + "]"};
+    const auto e = entry.int32("", 0);
+    if (!e) throw config_error(key + "[" + std::to_string(i) + "]", "null", "an integer in [0, 2147483647]");
+    if (*e == 0) continue;
+    if (!first) {
+      first = e;
+      first_at = i;
+    } else if (*e != *first) {
+      differs = true;
+    }
   }
-  return r.int32(key, 1);
+  if (!first) {
+    if (!items.empty()) warnings.push_back(key + ": 0 for every layer (no attention layer); ignored");
+  } else if (differs) {
+    warnings.push_back(key + ": differs per attention layer; using the first, " + key + "[" + std::to_string(first_at) +
+                       "] = " + std::to_string(*first));
+  }
+  return first;
 }
 
 }  // namespace detail::gguf
@@ -282,12 +299,27 @@ inline std::optional<int> layer_int(const key_reader& r, const std::string& key,
   return out;
 }
 
-/// What read_gguf returns: the key/values (arrays longer than `max_array` are left out) and the
-/// RoPE tensors found, as lists of numbers by tensor name.
+/// What read_gguf returns: the key/values (arrays longer than gguf_limits::max_array are left out)
+/// and the RoPE tensors found, as lists of numbers by tensor name.
 struct gguf_contents {
   std::uint32_t version = 0;
   config_value metadata = config_value::object();
   config_value tensors = config_value::object();
+};
+
+/// What read_gguf reads and keeps at most, so that time and memory stay linear in a bounded input
+/// whatever the file says. Real files: ~50 keys, a few per-layer arrays of <= ~100 elements,
+/// vocabularies of up to ~260k entries (skipped) and a metadata section of a few MiB.
+struct gguf_limits {
+  /// Arrays with more elements are skipped (not kept): vocabularies, merges, token scores.
+  std::uint64_t max_array = 4096;
+  /// Bytes from the start of the file to the end of the tensor infos; a larger metadata section
+  /// is a config_error (like config/json.hpp's 64 MiB cap on config files).
+  std::uint64_t max_metadata_bytes = std::uint64_t{64} << 20;
+  /// Key/values in the file; more is a config_error.
+  std::uint64_t max_keys = 65536;
+  /// Array elements kept in all (nested arrays included); more is a config_error.
+  std::uint64_t max_kept_elements = std::uint64_t{1} << 18;
 };
 
 namespace detail::gguf {
@@ -304,9 +336,16 @@ class reader {
   [[noreturn]] void fail(const std::string& what) const { throw config_error(source_, what); }
   [[nodiscard]] std::uint64_t pos() { return static_cast<std::uint64_t>(in_.tellg()); }
   [[nodiscard]] std::uint64_t remaining() { return size_ - pos(); }
+  /// Reads past `end` fail (the metadata cap); seek() and the tensor data are not limited by it.
+  void limit(std::uint64_t end, std::string why) {
+    limit_ = end;
+    limit_why_ = std::move(why);
+  }
   void need(std::uint64_t n) {
-    if (n > remaining())
-      fail("truncated GGUF (needs " + std::to_string(n) + " more bytes at offset " + std::to_string(pos()) + ")");
+    const std::uint64_t at = pos();
+    if (n > size_ - at)
+      fail("truncated GGUF (needs " + std::to_string(n) + " more bytes at offset " + std::to_string(at) + ")");
+    if (n > limit_ - std::min(at, limit_)) fail(limit_why_);
   }
   void raw(void* dst, std::size_t n) {
     need(n);
@@ -326,6 +365,7 @@ class reader {
   }
   void seek(std::uint64_t at) {
     if (at > size_) fail("offset beyond end of file");
+    limit_ = UINT64_MAX;
     in_.seekg(static_cast<std::streamoff>(at), std::ios::beg);
   }
   std::string string(std::uint64_t max_len) {
@@ -345,6 +385,8 @@ class reader {
   std::istream& in_;
   std::string source_;
   std::uint64_t size_ = 0;
+  std::uint64_t limit_ = UINT64_MAX;
+  std::string limit_why_;
 };
 
 enum value_type : std::uint32_t {
@@ -417,8 +459,10 @@ inline config_value read_scalar(reader& r, std::uint32_t t) {
   }
 }
 
-/// Reads (or skips, when `keep` is false) one value of type t. Arrays longer than max_array are skipped.
-inline config_value read_value(reader& r, std::uint32_t t, std::uint64_t max_array, int depth, bool keep) {
+/// Reads (or skips, when `keep` is false) one value of type t. Arrays longer than max_array are
+/// skipped; kept array elements count against `kept` (at most max_kept_elements).
+inline config_value read_value(reader& r, std::uint32_t t, const gguf_limits& lim, std::uint64_t& kept, int depth,
+                               bool keep) {
   if (t == str) {
     if (!keep) {
       r.skip_string();
@@ -434,15 +478,21 @@ inline config_value read_value(reader& r, std::uint32_t t, std::uint64_t max_arr
       const auto es = scalar_size(et);
       if (es == 0) r.fail("unknown GGUF array element type " + std::to_string(et));
       r.need(n > r.remaining() / es ? r.remaining() + 1 : n * es);
-      if (!keep || n > max_array) {
+      if (!keep || n > lim.max_array) {
         r.skip(n * es);
         return {};
       }
     }
-    const bool keep_items = keep && n <= max_array;
+    const bool keep_items = keep && n <= lim.max_array;
+    if (keep_items) {
+      if (n > lim.max_kept_elements - kept)
+        r.fail("GGUF arrays hold more than " + std::to_string(lim.max_kept_elements) +
+               " kept elements in all (gguf_limits::max_kept_elements)");
+      kept += n;
+    }
     config_value v = config_value::list();
     for (std::uint64_t i = 0; i < n; ++i) {
-      config_value e = read_value(r, et, max_array, depth + 1, keep_items);
+      config_value e = read_value(r, et, lim, kept, depth + 1, keep_items);
       if (keep_items) v.push_back(std::move(e));
     }
     return keep_items ? v : config_value{};
@@ -452,13 +502,15 @@ inline config_value read_value(reader& r, std::uint32_t t, std::uint64_t max_arr
 
 }  // namespace detail::gguf
 
-/// Reads the header, the metadata key/values and the RoPE tensors of a GGUF (v2/v3) stream.
-/// Arrays with more than `max_array` elements (vocabularies) are skipped. Throws config_error
-/// naming `source` for anything malformed or truncated.
+/// Reads the header, the metadata key/values and the RoPE tensors of a GGUF (v2/v3) stream, within
+/// `limits` (arrays longer than max_array, i.e. vocabularies, are skipped). Throws config_error
+/// naming `source` for anything malformed, truncated, duplicated or over a limit.
 [[nodiscard]] inline gguf_contents read_gguf(std::istream& in, const std::string& source = "gguf",
-                                             std::uint64_t max_array = 4096) {
+                                             const gguf_limits& limits = {}) {
   namespace g = detail::gguf;
   g::reader r(in, source);
+  r.limit(limits.max_metadata_bytes, "GGUF metadata section larger than " + std::to_string(limits.max_metadata_bytes) +
+                                         " bytes (gguf_limits::max_metadata_bytes)");
   gguf_contents out;
   char magic[4];
   r.raw(magic, 4);
@@ -469,11 +521,16 @@ inline config_value read_value(reader& r, std::uint32_t t, std::uint64_t max_arr
   const auto n_kv = r.scalar<std::uint64_t>();
   // Each key/value needs at least 8 + 4 bytes, each tensor info 8 + 4 + 4 + 8 bytes.
   if (n_kv > r.remaining() / 12 || n_tensors > r.remaining() / 24) r.fail("GGUF counts exceed the file size");
+  if (n_kv > limits.max_keys)
+    r.fail(std::to_string(n_kv) + " GGUF key/values: more than " + std::to_string(limits.max_keys) +
+           " (gguf_limits::max_keys)");
+  std::uint64_t kept = 0;
   for (std::uint64_t i = 0; i < n_kv; ++i) {
     std::string key = r.string(1u << 16);
     if (key.empty()) r.fail("empty or oversized GGUF key");
     const auto t = r.scalar<std::uint32_t>();
-    config_value v = g::read_value(r, t, max_array, 0, true);
+    config_value v = g::read_value(r, t, limits, kept, 0, true);
+    if (out.metadata.find(key)) r.fail("GGUF key " + key + " appears twice");
     if (!v.is_null()) out.metadata.set(key, std::move(v));
   }
 
@@ -495,8 +552,12 @@ inline config_value read_value(reader& r, std::uint32_t t, std::uint64_t max_arr
     }
     const auto type = r.scalar<std::uint32_t>();
     const auto offset = r.scalar<std::uint64_t>();
-    if (name == "rope_freqs.weight" || name == "rope_factors_long.weight" || name == "rope_factors_short.weight")
+    if (name == "rope_freqs.weight" || name == "rope_factors_long.weight" || name == "rope_factors_short.weight") {
+      // Each is read once: a file listing one name a million times must not cost a million reads.
+      for (const auto& w : wanted)
+        if (w.name == name) r.fail("tensor " + name + " appears twice");
       wanted.push_back({std::move(name), elements, type, offset});
+    }
   }
   std::uint64_t alignment = 32;
   if (const config_value* a = out.metadata.find("general.alignment"); a && a->is_integer()) {

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -227,7 +229,12 @@ inline config_value merged_scaling(const config_value* scaling, const config_val
   auto rotary_dim = top.int32("rotary_dim");
   if (qk_rope) {
     // DeepSeek MLA: each query head is [nope | rope]; RoPE acts on the rope slice with R = qk_rope_head_dim.
-    rc.head_dim = qk_nope.value_or(0) + *qk_rope;
+    // Both are in [0, 2^31); their sum is checked here, where the keys are known.
+    const std::int64_t sum = std::int64_t{qk_nope.value_or(0)} + *qk_rope;
+    if (sum > std::numeric_limits<int>::max())
+      throw config_error("qk_nope_head_dim", detail::to_text(qk_nope.value_or(0)),
+                         "qk_nope_head_dim + qk_rope_head_dim (= " + detail::to_text(sum) + ") <= 2147483647");
+    rc.head_dim = static_cast<int>(sum);
     rc.rotary_dim = *qk_rope;
     rc.rotary_offset = qk_nope.value_or(0);
     if (head_dim && *head_dim != *qk_rope && *head_dim != rc.head_dim)
@@ -248,8 +255,9 @@ inline config_value merged_scaling(const config_value* scaling, const config_val
     throw config_error("head_dim", "absent", "head_dim, or hidden_size and num_attention_heads");
   }
   if (rotary_dim && factor) {
-    const auto implied = static_cast<long long>(std::floor(rc.head_dim * *factor));
-    if (implied != *rotary_dim)
+    // Compared as doubles: a huge factor must not reach a float-to-integer conversion (UB).
+    const double implied = std::floor(rc.head_dim * *factor);
+    if (implied != static_cast<double>(*rotary_dim))
       throw config_error("rotary_dim", "contradicts partial_rotary_factor (" + detail::to_text(*rotary_dim) + " vs " +
                                            detail::to_text(rc.head_dim) + " * " + detail::to_text(*factor) + ")");
     factor.reset();
@@ -351,6 +359,10 @@ inline config_value merged_scaling(const config_value* scaling, const config_val
     if (auto f = sc.number("factor")) {
       y.factor = *f;  // never re-derived from the lengths (HF #38224)
     } else if (orig && max_pos) {
+      if (*orig == 0)
+        throw config_error(
+            (sc.has("original_max_position_embeddings") ? prefix : std::string()) + "original_max_position_embeddings",
+            "0", "> 0 (the YaRN factor is derived as max_position_embeddings / it)");
       y.factor = static_cast<double>(*max_pos) / static_cast<double>(*orig);
       out.warnings.push_back(
           "yarn: factor absent; derived as max_position_embeddings / original_max_position_embeddings = " +

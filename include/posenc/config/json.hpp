@@ -22,10 +22,26 @@
 
 namespace posenc::inline v0 {
 
-/// Converts a parsed JSON document. Nesting deeper than `max_depth` throws config_error (a model
-/// config is a few levels deep; the limit keeps hostile input from exhausting the stack).
-[[nodiscard]] inline config_value to_config_value(const nlohmann::json& j, int max_depth = 64) {
-  if (max_depth < 0) throw config_error("config", "nested too deeply (more than 64 levels)");
+/// Most values a converted document may hold (each object, list, member value and item counts one). Real
+/// config.json files have hundreds (ImageNet-22k label maps about 44 000); the cap keeps a hostile
+/// document from costing ~100 bytes of config_value per 2 bytes of text. O(n log n) to convert.
+inline constexpr std::size_t max_config_values = std::size_t{1} << 20;
+
+namespace detail {
+struct json_limits {
+  int max_depth;
+  std::size_t max_values;
+  std::size_t values = 0;
+};
+inline config_value to_config_value(const nlohmann::json& j, int depth, json_limits& lim) {
+  if (depth > lim.max_depth)
+    throw config_error("config", "nested too deeply (more than " + std::to_string(lim.max_depth) + " levels)");
+  // Counted before the children are built, so an oversized list fails before it costs anything.
+  const std::size_t children = j.is_structured() ? j.size() : 0;
+  if (lim.values >= lim.max_values || children > lim.max_values - lim.values - 1)
+    throw config_error("config",
+                       "more than " + std::to_string(lim.max_values) + " values in all: not a model configuration");
+  ++lim.values;
   using t = nlohmann::json::value_t;
   switch (j.type()) {
     case t::null:
@@ -47,18 +63,28 @@ namespace posenc::inline v0 {
       return config_value::string(j.get<std::string>());
     case t::array: {
       config_value v = config_value::list();
-      for (const auto& e : j) v.push_back(to_config_value(e, max_depth - 1));
+      for (const auto& e : j) v.push_back(to_config_value(e, depth + 1, lim));
       return v;
     }
     case t::object: {
       config_value v = config_value::object();
-      for (auto it = j.begin(); it != j.end(); ++it) v.set(it.key(), to_config_value(it.value(), max_depth - 1));
+      for (auto it = j.begin(); it != j.end(); ++it) v.set(it.key(), to_config_value(it.value(), depth + 1, lim));
       return v;
     }
     case t::binary:
       throw config_error("config", "binary JSON values are not supported");
   }
   return {};
+}
+}  // namespace detail
+
+/// Converts a parsed JSON document. Nesting deeper than `max_depth`, or more than `max_values`
+/// values in all, throws config_error (a model config is a few levels deep and a few hundred
+/// values; the limits keep hostile input from exhausting the stack or the memory).
+[[nodiscard]] inline config_value to_config_value(const nlohmann::json& j, int max_depth = 64,
+                                                  std::size_t max_values = max_config_values) {
+  detail::json_limits lim{max_depth, max_values};
+  return detail::to_config_value(j, 0, lim);
 }
 
 /// Parses JSON text into a config_value; `source` names the text in messages (e.g. the file name).

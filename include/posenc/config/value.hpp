@@ -3,12 +3,19 @@
 // A model configuration is a tree of null / bool / integer / number / string / list / object values.
 // The HF and GGUF loaders (config/hf.hpp, config/gguf.hpp) read this tree, so they need no JSON
 // library: config/json.hpp converts an nlohmann::json into it and config/gguf.hpp builds it from
-// GGUF metadata. Objects keep their insertion order (for stable warnings); lookups are linear,
-// which is fine for the few dozen keys of a model config.
+// GGUF metadata. Objects keep their insertion order (for stable warnings, and the HF loader's
+// "first per-layer-type entry"); `set` and `find` are O(log n) through an ordered index (a balanced
+// tree, so no input can make them slower, unlike a hash), so an object of n keys is built in
+// O(n log n). It does not cap anything itself: the loaders bound what they build (config/json.hpp
+// max_config_values, config/gguf.hpp gguf_limits).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,6 +37,11 @@ class config_value {
   };
 
   config_value() = default;
+  config_value(const config_value& other);
+  config_value(config_value&& other) noexcept;
+  config_value& operator=(const config_value& other);
+  config_value& operator=(config_value&& other) noexcept;
+  ~config_value();
   static config_value boolean(bool b);
   static config_value integer(std::int64_t i);
   static config_value number(double d);
@@ -55,13 +67,15 @@ class config_value {
   [[nodiscard]] const std::vector<config_value>& items() const noexcept { return items_; }
   /// The members of an object, in insertion order.
   [[nodiscard]] std::vector<member> members() const;
-  [[nodiscard]] std::size_t size() const noexcept { return kind_ == kind::object ? keys_.size() : items_.size(); }
+  /// Number of members (objects) or items (lists).
+  [[nodiscard]] std::size_t size() const noexcept;
 
   /// Appends an item to a list.
   void push_back(config_value v) { items_.push_back(std::move(v)); }
-  /// Sets `key` in an object (replaces an existing member of that name).
+  /// Sets `key` in an object: replaces the value of an existing member of that name in place (its
+  /// position in the insertion order stays), else appends. O(log n).
   void set(std::string_view key, config_value v);
-  /// The member named `key`, or nullptr. Objects only.
+  /// The member named `key`, or nullptr. Objects only. O(log n).
   [[nodiscard]] const config_value* find(std::string_view key) const noexcept;
 
   /// Short human-readable text of the value for messages (strings quoted, long lists elided).
@@ -78,11 +92,41 @@ class config_value {
   double num_ = 0;
   std::string str_;
   std::vector<config_value> items_;
-  // Objects: parallel key and value lists (a vector of an incomplete type is fine, a struct holding
-  // one inside its own definition is not).
-  std::vector<std::string> keys_;
-  std::vector<config_value> values_;
+  // Objects: the members live in the nodes of an ordered map (stable addresses), and `order` lists
+  // them in insertion order. Behind a pointer: a map of an incomplete type cannot be a member, and
+  // scalars and lists then carry 8 bytes for it instead of a map and a vector.
+  struct object_data;
+  std::unique_ptr<object_data> obj_;
 };
+
+struct config_value::object_data {
+  using map_type = std::map<std::string, config_value, std::less<>>;
+  map_type map;
+  std::vector<const map_type::value_type*> order;
+
+  object_data() = default;
+  object_data(const object_data& o) {
+    order.reserve(o.order.size());
+    for (const auto* m : o.order) order.push_back(&*map.emplace(m->first, m->second).first);
+  }
+  object_data& operator=(const object_data&) = delete;
+};
+
+inline config_value::config_value(const config_value& o)
+    : kind_(o.kind_),
+      bool_(o.bool_),
+      int_(o.int_),
+      num_(o.num_),
+      str_(o.str_),
+      items_(o.items_),
+      obj_(o.obj_ ? std::make_unique<object_data>(*o.obj_) : nullptr) {}
+inline config_value::config_value(config_value&& o) noexcept = default;
+inline config_value& config_value::operator=(config_value&& o) noexcept = default;
+inline config_value& config_value::operator=(const config_value& o) {
+  if (this != &o) *this = config_value(o);
+  return *this;
+}
+inline config_value::~config_value() = default;
 
 inline config_value::config_value(kind k, bool b, std::int64_t i, double d) : kind_(k), bool_(b), int_(i), num_(d) {}
 inline config_value config_value::boolean(bool b) {
@@ -108,28 +152,36 @@ inline config_value config_value::object() {
   return config_value(kind::object, false, 0, 0);
 }
 
+inline std::size_t config_value::size() const noexcept {
+  if (kind_ == kind::object) return obj_ ? obj_->order.size() : 0;
+  return items_.size();
+}
+
 inline std::vector<config_value::member> config_value::members() const {
   std::vector<member> out;
-  out.reserve(keys_.size());
-  for (std::size_t i = 0; i < keys_.size(); ++i) out.push_back(member{keys_[i], values_[i]});
+  if (!obj_) return out;
+  out.reserve(obj_->order.size());
+  for (const auto* m : obj_->order) out.push_back(member{m->first, m->second});
   return out;
 }
 
 inline void config_value::set(std::string_view key, config_value v) {
-  for (std::size_t i = 0; i < keys_.size(); ++i) {
-    if (keys_[i] == key) {
-      values_[i] = std::move(v);
-      return;
-    }
+  if (!obj_) obj_ = std::make_unique<object_data>();
+  auto& map = obj_->map;
+  if (auto it = map.find(key); it != map.end()) {
+    it->second = std::move(v);
+    return;
   }
-  keys_.emplace_back(key);
-  values_.push_back(std::move(v));
+  auto& order = obj_->order;
+  if (order.size() == order.capacity()) order.reserve(std::max<std::size_t>(8, 2 * order.size()));
+  // Capacity is there, so the push_back cannot throw after the emplace: map and order stay consistent.
+  order.push_back(&*map.emplace(std::string(key), std::move(v)).first);
 }
 
 inline const config_value* config_value::find(std::string_view key) const noexcept {
-  for (std::size_t i = 0; i < keys_.size(); ++i)
-    if (keys_[i] == key) return &values_[i];
-  return nullptr;
+  if (!obj_) return nullptr;
+  const auto it = obj_->map.find(key);
+  return it == obj_->map.end() ? nullptr : &it->second;
 }
 
 inline std::string config_value::to_text() const {
@@ -172,10 +224,10 @@ inline bool operator==(const config_value& a, const config_value& b) {
     case config_value::kind::list:
       return a.items_ == b.items_;
     case config_value::kind::object: {
-      if (a.keys_.size() != b.keys_.size()) return false;
-      for (std::size_t i = 0; i < a.keys_.size(); ++i) {
-        const config_value* o = b.find(a.keys_[i]);
-        if (!o || !(*o == a.values_[i])) return false;
+      if (a.size() != b.size()) return false;
+      for (const auto& m : a.members()) {
+        const config_value* o = b.find(m.key);
+        if (!o || !(*o == m.value)) return false;
       }
       return true;
     }

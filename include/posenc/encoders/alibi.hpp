@@ -86,7 +86,8 @@ class alibi {
       detail::require(config.num_heads > 0, "alibi.num_heads", config.num_heads, "> 0");
       detail::require(static_cast<std::int64_t>(config.slopes.size()) == config.num_heads, "alibi.slopes.size",
                       config.slopes.size(), "num_heads = " + std::to_string(config.num_heads));
-      for (const double m : config.slopes) detail::require(std::isfinite(m), "alibi.slopes", m, "finite values");
+      for (const double m : config.slopes)  // |m| <= 2^960: m times any int64 distance (< 2^64) stays finite
+        detail::require(std::isfinite(m) && std::fabs(m) <= 0x1p960, "alibi.slopes", m, "finite values, |m| <= 2^960");
       all = config.slopes;
     }
     detail::require(config.head_start >= 0 && config.head_start < config.num_heads, "alibi.head_start",

@@ -93,7 +93,9 @@ inline void validate(const sinusoidal_config& c) {
                   "a finite number > 0");
   detail::require(std::isfinite(c.max_timescale) && c.max_timescale > 0, "sinusoidal.max_timescale", c.max_timescale,
                   "a finite number > 0");
-  detail::require(std::isfinite(c.scale), "sinusoidal.scale", c.scale, "a finite number");
+  // Every value is at most |scale|: within float range, a float row cannot overflow to inf.
+  detail::require(std::isfinite(c.scale) && std::fabs(c.scale) <= std::numeric_limits<float>::max(), "sinusoidal.scale",
+                  c.scale, "a finite number with |scale| <= FLT_MAX");
   detail::require(c.position_origin >= -(std::int64_t{1} << 62) && c.position_origin <= (std::int64_t{1} << 62),
                   "sinusoidal.position_origin", c.position_origin, "[-2^62, 2^62]");
   if (c.padding_idx)
@@ -113,6 +115,9 @@ class sinusoidal {
     const bool extra = (d % 2 == 1) && config_.odd_d == odd_d_policy::extra_sin;
     const std::ptrdiff_t n_freq = h + (extra ? 1 : 0);
     const double log_ratio = std::log(config_.max_timescale / config_.min_timescale);
+    detail::require(std::isfinite(log_ratio), "sinusoidal.max_timescale", config_.max_timescale,
+                    "a ratio to min_timescale = " + detail::to_text(config_.min_timescale) +
+                        " that is finite and nonzero in double");
     s->inv_freq.resize(static_cast<std::size_t>(n_freq));
     for (std::ptrdiff_t k = 0; k < n_freq; ++k) {
       double w = 0;
@@ -125,6 +130,12 @@ class sinusoidal {
         const double inc = log_ratio / static_cast<double>(h > 1 ? h - 1 : 1);
         w = config_.min_timescale * std::exp(static_cast<double>(k) * -inc);
       }
+      // Each timescale may be finite and the frequencies still overflow (a ratio 1e308 / 1e-300), or
+      // the angle p * w at |p| <= 2^63 (w near 1e308): refused, not NaN rows.
+      detail::require(std::isfinite(w * 0x1p63), k == 0 ? "sinusoidal.min_timescale" : "sinusoidal.max_timescale",
+                      k == 0 ? config_.min_timescale : config_.max_timescale,
+                      "timescales whose frequencies w times any int64 position are finite (w[" + std::to_string(k) +
+                          "] = " + detail::to_text(w) + ")");
       s->inv_freq[static_cast<std::size_t>(k)] = w;
     }
     shared_ = s;

@@ -8,9 +8,11 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -60,8 +62,14 @@ class rope_schedule {
     dims_ = detail::dims_of(cfg_);
     base_ = compute(base_length());
     if (const auto* l = std::get_if<longrope_scaling>(&cfg_.scaling)) {
-      if (l->switch_policy == longrope_switch::per_call_max_position) long_ = compute(l->original_max_position + 1);
+      // L0 + 1 (the first length using the long factors), saturating: L0 may be INT64_MAX.
+      const std::int64_t first_long = l->original_max_position + (l->original_max_position < INT64_MAX ? 1 : 0);
+      if (l->switch_policy == longrope_switch::per_call_max_position) long_ = compute(first_long);
     }
+    // Parameters that are each valid can still combine to overflow (an NTK alpha of 1e-300 with
+    // compression allowed makes the base 0 and w inf): refused here, not as inf/NaN rows later.
+    require_finite_result(base_);
+    require_finite_result(long_);
   }
 
   [[nodiscard]] const rope_config& config() const noexcept { return cfg_; }
@@ -132,6 +140,29 @@ class rope_schedule {
     }
     if (const auto* l = std::get_if<longrope_scaling>(&cfg_.scaling)) return l->original_max_position;
     return 0;
+  }
+
+  static constexpr double max_attention_scaling = 1024;
+  void require_finite_result(const rope_frequencies& f) const {
+    const std::string what = std::string(scaling_name()) + " scaling with theta = " + detail::to_text(cfg_.theta);
+    // w <= 2^64 keeps every angle p * w finite for any int64 p, also as float32 products (reference_fp32).
+    for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
+      detail::require(std::isfinite(f.inv_freq[k]) && f.inv_freq[k] <= 0x1p64, "rope.scaling", what,
+                      "parameters whose frequencies are finite and at most 2^64 (w[" + std::to_string(k) +
+                          "] = " + detail::to_text(f.inv_freq[k]) + ")");
+    // M multiplies every rotated value: real models have M < 2; above 1024 a unit-sized row would
+    // leave float16's range, so it is refused rather than turned into inf rows.
+    detail::require(
+        std::isfinite(f.attention_scaling) && f.attention_scaling <= max_attention_scaling, "rope.scaling", what,
+        "parameters whose attention scaling M is at most 1024 (M = " + detail::to_text(f.attention_scaling) + ")");
+    detail::require(std::isfinite(f.softmax_scale_multiplier), "rope.scaling", what,
+                    "parameters whose softmax scale multiplier is finite");
+  }
+  [[nodiscard]] const char* scaling_name() const noexcept {
+    constexpr const char* names[] = {"default",           "linear",  "ntk", "dynamic", "yarn", "llama3", "longrope",
+                                     "frequency_factors", "explicit"};
+    static_assert(std::variant_size_v<rope_scaling> == sizeof(names) / sizeof(names[0]));
+    return names[cfg_.scaling.index()];
   }
 
   [[nodiscard]] rope_frequencies compute(std::int64_t seq_len) const {

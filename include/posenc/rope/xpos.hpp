@@ -51,7 +51,9 @@ struct xpos_config {
 inline void validate(const xpos_config& c) {
   detail::require(c.head_dim > 0 && c.head_dim % 2 == 0, "xpos.head_dim", c.head_dim, "an even number > 0");
   detail::require(std::isfinite(c.theta) && c.theta > 1, "xpos.theta", c.theta, "a finite number > 1");
-  detail::require(std::isfinite(c.gamma) && c.gamma > 0, "xpos.gamma", c.gamma, "a finite number > 0");
+  // (1 + gamma) D must be finite too, else zeta_k = (2k + gamma D) / ((1 + gamma) D) is inf / inf = NaN.
+  detail::require(std::isfinite(c.gamma) && c.gamma > 0 && std::isfinite((1 + c.gamma) * c.head_dim), "xpos.gamma",
+                  c.gamma, "a finite number > 0 with (1 + gamma) * head_dim finite");
   detail::require(std::isfinite(c.scale_base) && c.scale_base > 0, "xpos.scale_base", c.scale_base,
                   "a finite number > 0");
 }
@@ -110,7 +112,9 @@ class xpos {
       for (std::ptrdiff_t t = 0; t < n; ++t) {
         const double u = (static_cast<double>(positions[static_cast<std::size_t>(i0 + t)]) - c) / cfg_.scale_base;
         for (int k = 0; k < P; ++k) {
-          const double f = std::exp(sign * u * log_zeta_[static_cast<std::size_t>(k)]);
+          // zeta_k rounded to 1 (huge gamma) has factor 1 at any u, also u = +-inf (tiny scale_base): not 0 * inf.
+          const double lz = log_zeta_[static_cast<std::size_t>(k)];
+          const double f = lz == 0 ? 1.0 : std::exp(sign * u * lz);
           cos[t * P + k] = narrow<C>(static_cast<double>(cos[t * P + k]) * f);
           sin[t * P + k] = narrow<C>(static_cast<double>(sin[t * P + k]) * f);
         }
