@@ -13,6 +13,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <posenc/attention/eigen_interop.hpp>
 #include <posenc/attention/kv_cache.hpp>
 #include <posenc/attention/mask.hpp>
 #include <posenc/attention/sdpa.hpp>
@@ -27,6 +28,7 @@
 #include <posenc/encoders/sinusoidal.hpp>
 #include <posenc/encoders/t5.hpp>
 #include <posenc/rope/cos_sin_table.hpp>
+#include <posenc/rope/permute.hpp>
 #include <posenc/rope/rope.hpp>
 #include <posenc/rope/xpos.hpp>
 
@@ -545,4 +547,27 @@ TEST_CASE("positions: helpers never produce a wrapped position", "[extreme][posi
            "attention_mask.size");
   error_of([&] { (void)posenc::positions_from_segment_ids(std::span<const int>(three), big, big); },
            "segment_ids.size");
+}
+
+// ---------------------------------------------------------------- checkpoint permutation, Eigen views
+
+TEST_CASE("permute_rows: sizes that wrap and gather rows outside the matrix are shape errors", "[extreme][permute]") {
+  const std::vector<float> src(8, 1.0f);
+  std::vector<float> dst(8);
+  const std::vector<std::int64_t> ok{1, 0}, outside{0, 2}, negative{-1, 0};
+  posenc::permute_rows(std::span<const float>(src), std::span<float>(dst), ok, 4);
+  CHECK(dst == src);
+  error_of([&] { posenc::permute_rows(std::span<const float>(src), std::span<float>(dst), outside, 4); },
+           "permute_rows.perm");
+  error_of([&] { posenc::permute_rows(std::span<const float>(src), std::span<float>(dst), negative, 4); },
+           "permute_rows.perm");
+  // 2 * 2^63 wraps to 0 in size_t: it must not match empty spans.
+  const std::span<const float> none;
+  error_of([&] { posenc::permute_rows(none, std::span<float>(), ok, std::size_t{1} << 63); }, "permute_rows.size");
+}
+
+TEST_CASE("as_heads: heads * dim that overflows is a shape error", "[extreme][eigen]") {
+  posenc::row_matrix<float> m = posenc::row_matrix<float>::Zero(2, 4);
+  CHECK(posenc::as_heads(m, 2, 2).heads() == 2);
+  error_of([&] { (void)posenc::as_heads(m, std::ptrdiff_t{1} << 32, std::ptrdiff_t{1} << 32); }, "matrix.cols");
 }
