@@ -361,6 +361,39 @@ TEST_CASE("rope: every int64 position rotates (norm kept), tables agree, bad siz
   CHECK_FALSE(aborts([&] { r.rotate(v, two, r.base_frequencies()); }));
 }
 
+TEST_CASE("rope: length-dependent and scaled schedules at the int64 edges stay finite and keep the norm",
+          "[extreme][rope]") {
+  std::vector<double> sf(4, 1.0), lf(4, 2.0);
+  const std::vector<posenc::rope_config> configs = {
+      {.head_dim = 8, .scaling = posenc::dynamic_ntk_scaling{.factor = 2, .original_max_position = 16}},
+      {.head_dim = 8, .scaling = posenc::yarn_scaling{.factor = 4, .original_max_position = 16}},
+      {.head_dim = 8, .scaling = posenc::linear_scaling{.factor = 4}},
+      {.head_dim = 8,
+       .scaling =
+           posenc::longrope_scaling{.short_factor = sf, .long_factor = lf, .original_max_position = 16, .factor = 4.0}},
+  };
+  for (const auto& c : configs) {
+    const posenc::rope r(c);
+    CHECK(r.effective_length(extremes) == kMax);  // max + 1 saturates
+    const auto f = r.effective_frequencies(extremes);
+    for (const double w : f.inv_freq) CHECK((std::isfinite(w) && w >= 0));
+    for (const auto p : extremes) {
+      const std::vector<std::int64_t> one{p};
+      auto x = ramp(8);
+      const auto y = x;
+      r.transform_k(posenc::tensor_view<float>::bthd(x.data(), 1, 1, 1, 8), one);
+      double a = 0, b = 0;
+      for (std::size_t i = 0; i < 8; ++i) {
+        REQUIRE(std::isfinite(x[i]));
+        a += double(x[i]) * x[i];
+        b += double(y[i]) * y[i];
+      }
+      const double m = r.effective_frequencies(one).attention_scaling;
+      CHECK(a == Approx(b * m * m).epsilon(1e-5));
+    }
+  }
+}
+
 TEST_CASE("xpos: the per-call centre at the int64 edges", "[extreme][xpos]") {
   const posenc::xpos x({.head_dim = 4, .center_policy = posenc::xpos_center_policy::midpoint_of_call});
   const std::vector<std::int64_t> top{kMax}, low{kMin}, minus_one{-1}, zero{0};
