@@ -560,6 +560,18 @@ TEST_CASE("kv_cache: capacities whose sizes overflow are config errors naming th
            posenc::tensor_view<float>::bthd(out.data(), 1, 1, 1, 4), pq, {.causal = true, .weights = w});
   CHECK(w[0] == 1.0);  // key INT64_MIN <= query 0
   CHECK(w[1] == 0.0);  // key INT64_MAX is in the future
+  // A window shift moves positions down by `evict`: below INT64_MIN it is refused before any change.
+  kv_cache<float> low({.kv_heads = 1, .head_dim = 4});
+  const std::vector<std::int64_t> lp{kMin + 5, kMin + 6, kMin + 1};
+  const auto k3 = ramp(12), v3 = ramp(12);
+  (void)low.append(enc, posenc::tensor_view<const float>::bthd(k3.data(), 1, 3, 1, 4),
+                   posenc::tensor_view<const float>::bthd(v3.data(), 1, 3, 1, 4), lp);
+  error_of([&] { low.shift_window(enc, 0, 2); }, "kv_cache.evict");
+  CHECK(low.length() == 3);
+  CHECK(low.positions()[2] == kMin + 1);
+  low.shift_window(enc, 1, 1);  // kMin + 1 - 1 is representable
+  CHECK(low.length() == 2);
+  CHECK(low.positions()[1] == kMin);
 }
 
 // ---------------------------------------------------------------- position helpers
