@@ -545,6 +545,16 @@ TEST_CASE("kv_cache: capacities whose sizes overflow are config errors naming th
   kv_cache<float> c({.kv_heads = 1, .head_dim = 4});
   error_of([&] { c.reserve(PTRDIFF_MAX); }, "kv_cache.capacity");
   CHECK(c.capacity() == 0);
+  {  // growth doubles (amortised appends), the doubling itself saturating before any overflow
+    kv_cache<float> g({.kv_heads = 1, .head_dim = 4});
+    const auto one = ramp(4);
+    for (const std::ptrdiff_t want : {1, 2, 4, 4, 8}) {
+      const std::vector<std::int64_t> p1{g.length()};
+      (void)g.append(posenc::no_position{}, posenc::tensor_view<const float>::bthd(one.data(), 1, 1, 1, 4),
+                     posenc::tensor_view<const float>::bthd(one.data(), 1, 1, 1, 4), p1);
+      CHECK(g.capacity() == want);
+    }
+  }
   // Appends at the int64 edges; attention over them uses the true differences.
   const posenc::rope enc({.head_dim = 4});
   const auto k = ramp(8), v = ramp(8), q = ramp(4);
