@@ -61,8 +61,10 @@
 #include <posenc/attention/mask.hpp>
 #include <posenc/attention/sdpa.hpp>
 #include <posenc/attention/kv_cache.hpp>
+#if __has_include(<Eigen/Core>)  // the attention layer is optional: it needs Eigen (posenc::eigen)
 #include <posenc/attention/eigen_interop.hpp>
 #include <posenc/attention/attention_layer.hpp>
+#endif
 
 // Model configuration (Hugging Face config.json, GGUF metadata) without a JSON dependency;
 // posenc/config/json.hpp adds the nlohmann-json reader.

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
 #include <Eigen/Core>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/errors.hpp>
 #include <posenc/core/tensor_view.hpp>
 
@@ -27,8 +29,10 @@ template <class Derived>
 requires(static_cast<bool>(std::remove_cvref_t<Derived>::IsRowMajor))
     [[nodiscard]] auto as_heads(Derived&& m, std::ptrdiff_t heads, std::ptrdiff_t dim) {
   using scalar = std::remove_pointer_t<decltype(m.data())>;
-  detail::require_shape(heads >= 1 && dim >= 1 && static_cast<std::ptrdiff_t>(m.cols()) == heads * dim, "matrix.cols",
-                        static_cast<std::ptrdiff_t>(m.cols()),
+  detail::require_shape(heads >= 1 && dim >= 1 &&
+                            static_cast<std::int64_t>(m.cols()) ==
+                                detail::checked_product<shape_error>("matrix.cols", {{"heads", heads}, {"dim", dim}}),
+                        "matrix.cols", static_cast<std::ptrdiff_t>(m.cols()),
                         "heads * dim = " + std::to_string(heads) + " * " + std::to_string(dim));
   const auto rows = static_cast<std::ptrdiff_t>(m.rows());
   const auto ld = static_cast<std::ptrdiff_t>(m.outerStride());

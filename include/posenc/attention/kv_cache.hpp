@@ -22,6 +22,7 @@
 #include <posenc/attention/options.hpp>
 #include <posenc/attention/sdpa.hpp>
 #include <posenc/concepts.hpp>
+#include <posenc/core/checked.hpp>
 #include <posenc/core/errors.hpp>
 #include <posenc/core/tensor_view.hpp>
 #include <posenc/encoders/combined.hpp>
@@ -151,6 +152,9 @@ class kv_cache {
     if (c.value_dim) detail::require(*c.value_dim >= 1, "kv_cache.value_dim", *c.value_dim, ">= 1");
     detail::require(c.capacity >= 0, "kv_cache.capacity", c.capacity, ">= 0");
     dv_ = c.value_dim ? *c.value_dim : c.head_dim;
+    // One token of every sequence must be addressable before any capacity is: batch * Hkv * D (Dv).
+    (void)elements_for("kv_cache.head_dim", 1, cfg_.head_dim);
+    (void)elements_for("kv_cache.value_dim", 1, dv_);
     reserve(c.capacity);
   }
 
@@ -169,13 +173,14 @@ class kv_cache {
   [[nodiscard]] std::span<const std::int64_t> positions() const noexcept { return pos_; }
   [[nodiscard]] std::span<const std::uint8_t> token_mask() const noexcept { return mask_; }
   /// One past the largest real position of sequence b (the next decode position; 0 when empty).
+  /// INT64_MAX when a cached position is INT64_MAX (one past it is not representable).
   [[nodiscard]] std::int64_t next_position(std::ptrdiff_t b) const noexcept {
     std::int64_t m = -1;
     for (std::ptrdiff_t t = 0; t < len_; ++t) {
       const auto i = static_cast<std::size_t>(b * len_ + t);
       if (mask_[i] != 0) m = std::max(m, pos_[i]);
     }
-    return m + 1;
+    return m == std::numeric_limits<std::int64_t>::max() ? m : m + 1;
   }
   /// The RoPE frequencies every cached key is rotated with (when a length-dependent schedule is
   /// steered by this cache, i.e. policy != keep_stale); empty otherwise.
@@ -205,11 +210,13 @@ class kv_cache {
   }
 
   /// Grows storage to hold `tokens` per sequence without reallocating.
+  /// Throws config_error naming kv_cache.capacity when batch * tokens * kv_heads * head_dim (or
+  /// value_dim) is not a valid element count; std::bad_alloc when the memory is not there.
   void reserve(std::ptrdiff_t tokens) {
     if (tokens <= cap_) return;
     const std::ptrdiff_t H = cfg_.kv_heads, D = cfg_.head_dim;
-    std::vector<T> k(static_cast<std::size_t>(cfg_.batch * tokens * H * D)),
-        v(static_cast<std::size_t>(cfg_.batch * tokens * H * dv_));
+    std::vector<T> k(static_cast<std::size_t>(elements_for("kv_cache.capacity", tokens, D))),
+        v(static_cast<std::size_t>(elements_for("kv_cache.capacity", tokens, dv_)));
     for (std::ptrdiff_t b = 0; b < cfg_.batch; ++b) {
       std::copy_n(keys_.data() + b * cap_ * H * D, len_ * H * D, k.data() + b * tokens * H * D);
       std::copy_n(values_.data() + b * cap_ * H * dv_, len_ * H * dv_, v.data() + b * tokens * H * dv_);
@@ -294,7 +301,9 @@ class kv_cache {
     std::vector<T> kbuf = detail::contiguous_copy(tensor_view<const T>(k));
     const auto kview = tensor_view<T>::bthd(kbuf.data(), B, n, cfg_.kv_heads, cfg_.head_dim);
     detail::apply_qk(enc, kview, positions, false, steer);
-    if (len_ + n > cap_) reserve(std::max(len_ + n, 2 * cap_));
+    const std::ptrdiff_t need = detail::checked_sum("kv_cache.length", {{"length", len_}, {"new tokens", n}});
+    // Doubling saturates at the largest valid capacity; reserve() then checks the element count.
+    if (need > cap_) reserve(std::max(need, cap_ > PTRDIFF_MAX / 2 ? PTRDIFF_MAX : 2 * cap_));
     const auto kd = view_of(keys_, cfg_.head_dim, len_ + n), vd = view_of(values_, dv_, len_ + n);
     for (std::ptrdiff_t b = 0; b < B; ++b)
       for (std::ptrdiff_t t = 0; t < n; ++t)
@@ -376,6 +385,11 @@ class kv_cache {
                              "' is not a rotation; its cached keys cannot be moved to new positions");
     const std::ptrdiff_t B = cfg_.batch, H = cfg_.kv_heads, D = cfg_.head_dim, kept = len_ - sink_tokens - evict;
     if (evict == 0 || kept < 0) return;
+    for (std::ptrdiff_t b = 0; b < B; ++b)  // moved positions decrease by evict: none may pass INT64_MIN
+      for (std::ptrdiff_t t = sink_tokens + evict; t < len_; ++t)
+        detail::require(
+            pos_[static_cast<std::size_t>(b * len_ + t)] >= std::numeric_limits<std::int64_t>::min() + evict,
+            "kv_cache.evict", evict, "a shift that keeps every moved position >= INT64_MIN");
     const auto kd = view_of(keys_, D, len_), vd = view_of(values_, dv_, len_);
     for (std::ptrdiff_t b = 0; b < B; ++b)
       for (std::ptrdiff_t t = 0; t < kept; ++t) {
@@ -416,6 +430,14 @@ class kv_cache {
                                      {cap_ * cfg_.kv_heads * d, cfg_.kv_heads * d, d, 1});
   }
   [[nodiscard]] tensor_view<T> mutable_keys() noexcept { return view_of(keys_, cfg_.head_dim, len_); }
+
+  /// batch * tokens * kv_heads * d, checked: config_error naming `parameter` when it is not a valid
+  /// element count of a std::vector<T> (no wrapped size ever reaches an allocation or an index).
+  [[nodiscard]] std::int64_t elements_for(std::string_view parameter, std::ptrdiff_t tokens, std::ptrdiff_t d) const {
+    return detail::checked_product(parameter,
+                                   {{"batch", cfg_.batch}, {"tokens", tokens}, {"kv_heads", cfg_.kv_heads}, {"dim", d}},
+                                   detail::max_elements<T>);
+  }
 
   kv_cache_config cfg_;
   std::ptrdiff_t dv_ = 0, len_ = 0, cap_ = 0;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <posenc/attention/options.hpp>
+#include <posenc/core/checked.hpp>
 #include <posenc/core/errors.hpp>
 
 namespace posenc::inline v0 {
@@ -25,7 +26,12 @@ class attention_mask {
  public:
   attention_mask(const attention_options& o, std::ptrdiff_t batch, std::ptrdiff_t sq, std::ptrdiff_t sk)
       : o_(o), b_(batch), sq_(sq), sk_(sk) {
-    const auto nq = static_cast<std::size_t>(batch * sq), nk = static_cast<std::size_t>(batch * sk);
+    detail::require_shape(batch >= 0 && sq >= 0 && sk >= 0, "attention.extents",
+                          std::to_string(batch) + "x" + std::to_string(sq) + "x" + std::to_string(sk), ">= 0");
+    const auto nq = static_cast<std::size_t>(detail::checked_product<shape_error>(
+                   "attention.query_positions", {{"batch", batch}, {"query tokens", sq}})),
+               nk = static_cast<std::size_t>(detail::checked_product<shape_error>(
+                   "attention.key_positions", {{"batch", batch}, {"key tokens", sk}}));
     detail::require(o.query_positions.empty() == o.key_positions.empty(), "attention.query_positions",
                     o.query_positions.empty() ? "absent" : "given",
                     "given together with attention.key_positions, or both absent");
@@ -76,9 +82,11 @@ class attention_mask {
       const std::int32_t sqid = o_.query_segments[qi], skid = o_.key_segments[kj];
       if (sqid < 0 || skid < 0 || sqid != skid) return false;
     }
-    const std::int64_t d = pq_[qi] - pk_[kj];  // how far the key lies in the query's past
+    // How far the key lies in the query's past, saturated: compared with 0 and the window (an
+    // int64 >= 1) it answers as the true difference does, for any two int64 positions.
+    const std::int64_t d = detail::saturating_difference(pq_[qi], pk_[kj]);
     if (o_.causal && d < 0) return false;
-    if (o_.sliding_window && (d >= *o_.sliding_window || (!o_.causal && -d >= *o_.sliding_window))) return false;
+    if (o_.sliding_window && (d >= *o_.sliding_window || (!o_.causal && d <= -*o_.sliding_window))) return false;
     return true;
   }
 
@@ -87,8 +95,11 @@ class attention_mask {
   [[nodiscard]] std::span<const std::int64_t> key_positions() const noexcept { return pk_; }
 
   /// The whole mask as [B, Sq, Sk] bytes (1 = allowed), for inspection and tests.
+  /// Throws config_error naming attention.mask when B * Sq * Sk is not a valid element count.
   [[nodiscard]] std::vector<std::uint8_t> materialize() const {
-    std::vector<std::uint8_t> m(static_cast<std::size_t>(b_ * sq_ * sk_));
+    std::vector<std::uint8_t> m(static_cast<std::size_t>(
+        detail::checked_product("attention.mask", {{"batch", b_}, {"query tokens", sq_}, {"key tokens", sk_}},
+                                detail::max_elements<std::uint8_t>)));
     std::size_t n = 0;
     for (std::ptrdiff_t b = 0; b < b_; ++b)
       for (std::ptrdiff_t i = 0; i < sq_; ++i)

@@ -28,7 +28,8 @@ struct attention_options {
 
   /// Sliding window W >= 1 on positions: allowed iff query_pos - key_pos < W (the query and the
   /// W - 1 tokens before it, as Mistral/Gemma). Without `causal` it is symmetric:
-  /// |query_pos - key_pos| < W.
+  /// |query_pos - key_pos| < W. Both rules hold exactly for any int64 positions (PE_SPEC §7.5):
+  /// the difference is never wrapped (query 0 and key INT64_MIN: causal allows, a window refuses).
   std::optional<std::int64_t> sliding_window{};
 
   /// Explicit positions, one per (batch, token), row-major: [B * Sq] and [B * Sk]. Give both or

@@ -21,6 +21,7 @@
 #include <posenc/attention/options.hpp>
 #include <posenc/concepts.hpp>
 #include <posenc/core/assert.hpp>
+#include <posenc/core/checked.hpp>
 #include <posenc/core/errors.hpp>
 #include <posenc/core/tensor_view.hpp>
 
@@ -117,10 +118,14 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
   if (!o.sinks.empty())
     detail::require_shape(static_cast<std::ptrdiff_t>(o.sinks.size()) == Hq, "attention.sinks", o.sinks.size(),
                           "q.heads = " + std::to_string(Hq));
-  if (!o.weights.empty())
-    detail::require_shape(static_cast<std::ptrdiff_t>(o.weights.size()) == B * Hq * Sq * Sk, "attention.weights",
-                          o.weights.size(),
-                          "batch * q.heads * q.tokens * k.tokens = " + std::to_string(B * Hq * Sq * Sk));
+  if (!o.weights.empty()) {
+    const std::int64_t nw = checked_product<shape_error>(
+        "attention.weights", {{"batch", B}, {"q.heads", Hq}, {"q.tokens", Sq}, {"k.tokens", Sk}});
+    detail::require_shape(static_cast<std::int64_t>(o.weights.size()) == nw, "attention.weights", o.weights.size(),
+                          "batch * q.heads * q.tokens * k.tokens = " + std::to_string(nw));
+  }
+  detail::require_shape(!overlaps(out, k), "out", "a view overlapping k", "memory disjoint from k and v");
+  detail::require_shape(!overlaps(out, v), "out", "a view overlapping v", "memory disjoint from k and v");
   require_encoder_fits(enc, D, Hq);
   const attention_mask mask(o, B, Sq, Sk);
   const std::span<const std::int64_t> pq = mask.query_positions(), pk = mask.key_positions();
@@ -152,6 +157,11 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
       enc.transform_k(view, pk);
       k = view;
     }
+  }
+  // out may share memory with q in any layout (e.g. in place with Dv > D): read q from a copy then.
+  if (qbuf.empty() && overlaps(out, q)) {
+    qbuf = contiguous_copy(q);
+    q = contiguous_view(qbuf, q);
   }
 
   // ---- scores, softmax, weighted sum: one (batch, query, head) row at a time ----
@@ -224,8 +234,10 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
 ///   float or double (same type for all four; the inputs may be views of const). Hq % Hkv == 0 (GQA:
 ///   query head h reads kv head h / (Hq / Hkv); MQA: Hkv = 1).
 /// - Hook 2 (RoPE, xPos) runs on copies of q and k at their positions; q, k, v are never modified.
-///   `out` may be the same memory as `q` (each output row is written after its query row is read),
-///   never overlap k or v.
+///   `out` may share memory with `q` in any layout (q is then read from a copy, so in place works
+///   for any Dv); `out` overlapping k or v is a shape_error naming "out".
+/// - `options.weights` receives the softmax WEIGHTS [B, Hq, Sq, Sk] (after masking and sinks), not
+///   the logits; masked keys get exactly 0.
 /// - logit(h, i, j) = scale * (q_i . k_j + q_i . a^K(i, j)) + bias(h, pos_i, pos_j); masked keys get
 ///   weight exactly 0; a row with no allowed key gives zeros (never NaN); out_i = sum_j p_ij (v_j +
 ///   a^V(i, j)). Accumulates in double.

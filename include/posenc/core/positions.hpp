@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <posenc/core/checked.hpp>
 #include <posenc/core/errors.hpp>
 
 namespace posenc::inline v0 {
@@ -23,6 +24,8 @@ inline constexpr std::int64_t default_pad_position = 1;
 /// `offset, offset + 1, ..., offset + count - 1` (decode at cache length `offset`).
 [[nodiscard]] inline std::vector<std::int64_t> arange_positions(std::ptrdiff_t count, std::int64_t offset = 0) {
   detail::require(count >= 0, "count", count, ">= 0");
+  detail::require(count == 0 || offset <= INT64_MAX - (count - 1), "offset", offset,
+                  "offset + count - 1 <= INT64_MAX (positions are int64)");
   std::vector<std::int64_t> p(static_cast<std::size_t>(count));
   for (std::size_t i = 0; i < p.size(); ++i) p[i] = offset + static_cast<std::int64_t>(i);
   return p;
@@ -36,15 +39,27 @@ requires std::integral<M> || std::floating_point<M>
 [[nodiscard]] std::vector<std::int64_t> positions_from_attention_mask(
     std::span<const M> mask, std::ptrdiff_t batch, std::ptrdiff_t seq, std::int64_t offset = 0,
     std::int64_t pad_position = default_pad_position) {
-  detail::require_shape(batch >= 0 && seq >= 0 && static_cast<std::ptrdiff_t>(mask.size()) == batch * seq,
-                        "attention_mask.size", mask.size(),
-                        "batch * seq = " + std::to_string(batch) + " * " + std::to_string(seq));
+  detail::require_shape(
+      batch >= 0 && seq >= 0 &&
+          static_cast<std::ptrdiff_t>(mask.size()) ==
+              detail::checked_product<shape_error>("attention_mask.size", {{"batch", batch}, {"seq", seq}}),
+      "attention_mask.size", mask.size(), "batch * seq = " + std::to_string(batch) + " * " + std::to_string(seq));
   std::vector<std::int64_t> p(mask.size());
   for (std::ptrdiff_t b = 0; b < batch; ++b) {
     std::int64_t next = offset;
+    bool full = false;  // next would pass INT64_MAX
     for (std::ptrdiff_t s = 0; s < seq; ++s) {
       const auto i = static_cast<std::size_t>(b * seq + s);
-      p[i] = mask[i] != M{} ? next++ : pad_position;
+      if (mask[i] == M{}) {
+        p[i] = pad_position;
+        continue;
+      }
+      detail::require(!full, "offset", offset, "offset + real tokens - 1 <= INT64_MAX (positions are int64)");
+      p[i] = next;
+      if (next == INT64_MAX)
+        full = true;
+      else
+        ++next;
     }
   }
   return p;
@@ -57,9 +72,11 @@ template <std::integral I>
 [[nodiscard]] std::vector<std::int64_t> positions_from_segment_ids(std::span<const I> segment_ids, std::ptrdiff_t batch,
                                                                    std::ptrdiff_t seq,
                                                                    std::int64_t pad_position = default_pad_position) {
-  detail::require_shape(batch >= 0 && seq >= 0 && static_cast<std::ptrdiff_t>(segment_ids.size()) == batch * seq,
-                        "segment_ids.size", segment_ids.size(),
-                        "batch * seq = " + std::to_string(batch) + " * " + std::to_string(seq));
+  detail::require_shape(
+      batch >= 0 && seq >= 0 &&
+          static_cast<std::ptrdiff_t>(segment_ids.size()) ==
+              detail::checked_product<shape_error>("segment_ids.size", {{"batch", batch}, {"seq", seq}}),
+      "segment_ids.size", segment_ids.size(), "batch * seq = " + std::to_string(batch) + " * " + std::to_string(seq));
   std::vector<std::int64_t> p(segment_ids.size());
   for (std::ptrdiff_t b = 0; b < batch; ++b) {
     std::int64_t next = 0;

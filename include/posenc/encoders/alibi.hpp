@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <posenc/core/assert.hpp>
+#include <posenc/core/checked.hpp>
 #include <posenc/core/errors.hpp>
 
 namespace posenc::inline v0 {
@@ -109,15 +110,16 @@ class alibi {
   /// The slopes of the served heads (local head h = global head head_start + h).
   [[nodiscard]] std::span<const double> slopes() const noexcept { return *slopes_; }
 
-  /// Bias added to the scaled logit of local head h for a query at pos_q and a key at pos_k.
+  /// Bias added to the scaled logit of local head h for a query at pos_q and a key at pos_k. Any
+  /// int64 positions: the distance is formed exactly and rounded once to double.
   [[nodiscard]] double bias(std::ptrdiff_t h, std::int64_t pos_q, std::int64_t pos_k) const noexcept {
     POSENC_ASSERT(h >= 0 && h < local_heads_);
     const double m = (*slopes_)[static_cast<std::size_t>(h)];
     switch (mode_) {
-      case alibi_mode::symmetric:
-        return -m * std::fabs(static_cast<double>(pos_q - pos_k));
+      case alibi_mode::symmetric:  // the true distance, rounded once (never a wrapped int64)
+        return -m * static_cast<double>(detail::distance_magnitude(pos_q, pos_k));
       case alibi_mode::causal_true_distance:
-        return m * static_cast<double>(pos_k - pos_q);
+        return m * detail::difference_as_double(pos_k, pos_q);
       case alibi_mode::causal_row_shift:
         return m * static_cast<double>(pos_k);
     }

@@ -63,8 +63,9 @@ class learned_absolute {
   /// policy `error`.
   [[nodiscard]] std::span<const double> lookup(std::int64_t p) const {
     detail::require(p >= 0, "position", p, "a non-negative position");
-    const std::int64_t r = p + config_.offset;  // offset < max_len, so no overflow below INT64_MAX - max_len
-    if (p <= max_len_ && r < max_len_) return row_unchecked(r);
+    // 0 <= offset < max_len: compare p with max_len - offset before forming p + offset, which
+    // would overflow for p near INT64_MAX.
+    if (p < max_len_ - config_.offset) return row_unchecked(p + config_.offset);
     switch (config_.out_of_range) {
       case out_of_range_policy::clamp_to_last:
         return row_unchecked(max_len_ - 1);
@@ -83,7 +84,8 @@ class learned_absolute {
   template <class T>
   requires std::same_as<T, float> || std::same_as<T, double>
   void add(std::int64_t p, std::span<T> row_out) const {
-    POSENC_ASSERT(static_cast<std::ptrdiff_t>(row_out.size()) == d_);
+    detail::require_shape(static_cast<std::ptrdiff_t>(row_out.size()) == d_, "row.size", row_out.size(),
+                          "d_model = " + std::to_string(d_));
     const auto e = lookup(p);
     for (std::size_t c = 0; c < e.size(); ++c) row_out[c] += static_cast<T>(e[c]);
   }
@@ -92,7 +94,8 @@ class learned_absolute {
   template <class T>
   requires std::same_as<T, float> || std::same_as<T, double>
   void encode(std::int64_t p, std::span<T> row_out) const {
-    POSENC_ASSERT(static_cast<std::ptrdiff_t>(row_out.size()) == d_);
+    detail::require_shape(static_cast<std::ptrdiff_t>(row_out.size()) == d_, "row.size", row_out.size(),
+                          "d_model = " + std::to_string(d_));
     const auto e = lookup(p);
     for (std::size_t c = 0; c < row_out.size(); ++c) row_out[c] = e.empty() ? T(0) : static_cast<T>(e[c]);
   }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <posenc/core/assert.hpp>
+#include <posenc/core/checked.hpp>
 #include <posenc/core/errors.hpp>
 
 namespace posenc::inline v0 {
@@ -94,7 +95,9 @@ class shaw_relative {
   /// Table row for a query at pos_q and a key at pos_k: the (clipped) distance plus k_left, in
   /// [0, k_left + k_right]. noexcept; see shaw_config::clip for unclipped distances out of range.
   [[nodiscard]] std::int64_t index(std::int64_t pos_q, std::int64_t pos_k) const noexcept {
-    const std::int64_t d = config_.sign == shaw_sign::key_minus_query ? pos_k - pos_q : pos_q - pos_k;
+    // Saturated: clamping into [-k_left, k_right] gives the same row as the true distance would.
+    const std::int64_t d = config_.sign == shaw_sign::key_minus_query ? detail::saturating_difference(pos_k, pos_q)
+                                                                      : detail::saturating_difference(pos_q, pos_k);
     POSENC_ASSERT(config_.clip || (d >= -config_.k_left && d <= config_.k_right));
     return std::clamp(d, -config_.k_left, config_.k_right) + config_.k_left;
   }
@@ -119,8 +122,12 @@ class shaw_relative {
     const auto [qmin, qmax] = std::minmax_element(q_pos.begin(), q_pos.end());
     const auto [kmin, kmax] = std::minmax_element(k_pos.begin(), k_pos.end());
     const bool kq = config_.sign == shaw_sign::key_minus_query;
-    const std::int64_t lo = kq ? *kmin - *qmax : *qmin - *kmax;
-    const std::int64_t hi = kq ? *kmax - *qmin : *qmax - *kmin;
+    // Saturated differences: the comparisons below are exact; a reported value beyond the int64
+    // range shows as INT64_MIN / INT64_MAX.
+    const std::int64_t lo =
+        kq ? detail::saturating_difference(*kmin, *qmax) : detail::saturating_difference(*qmin, *kmax);
+    const std::int64_t hi =
+        kq ? detail::saturating_difference(*kmax, *qmin) : detail::saturating_difference(*qmax, *kmin);
     const std::string range = "[-" + std::to_string(config_.k_left) + ", " + std::to_string(config_.k_right) +
                               "] (unclipped table of " + std::to_string(config_.table_rows()) + " rows)";
     detail::require(lo >= -config_.k_left, "shaw.relative_distance", lo, range);
@@ -136,7 +143,10 @@ class shaw_relative {
   void init(std::span<const T> key_table, std::span<const T> value_table) {
     validate(config_);
     const std::int64_t heads = config_.shared_across_heads ? 1 : config_.num_heads;
-    const std::int64_t want = heads * config_.table_rows() * config_.head_dim;
+    const std::int64_t want = detail::checked_product(
+        "shaw.key_table.size",
+        {{"heads", heads}, {"k_left + k_right + 1", config_.table_rows()}, {"head_dim", config_.head_dim}},
+        detail::max_elements<double>);
     const std::string shape = (config_.shared_across_heads ? "" : std::to_string(heads) + " * ") +
                               std::to_string(config_.table_rows()) + " * " + std::to_string(config_.head_dim) + " ([" +
                               (config_.shared_across_heads ? "" : "num_heads, ") + "k_left + k_right + 1, head_dim])";

@@ -159,7 +159,8 @@ class sinusoidal {
   template <class T>
   requires std::same_as<T, float> || std::same_as<T, double>
   void encode(std::int64_t p, std::span<T> out) const {
-    POSENC_ASSERT(static_cast<std::ptrdiff_t>(out.size()) == config_.d_model);
+    detail::require_shape(static_cast<std::ptrdiff_t>(out.size()) == config_.d_model, "row.size", out.size(),
+                          "d_model = " + std::to_string(config_.d_model));
     check_position(p);
     if (p >= 0 && p < config_.cached_positions) {
       const auto d = static_cast<std::size_t>(config_.d_model);
@@ -175,7 +176,7 @@ class sinusoidal {
   template <class T>
   requires std::same_as<T, float> || std::same_as<T, double>
   void encode_row(std::int64_t r, std::span<T> out) const noexcept {
-    POSENC_ASSERT(static_cast<std::ptrdiff_t>(out.size()) == config_.d_model);
+    POSENC_EXPECTS(static_cast<std::ptrdiff_t>(out.size()) == config_.d_model);
     compute_row(r, out);
   }
 
@@ -183,7 +184,8 @@ class sinusoidal {
   template <class T>
   requires std::same_as<T, float> || std::same_as<T, double>
   void add(std::int64_t p, std::span<T> row) const {
-    POSENC_ASSERT(static_cast<std::ptrdiff_t>(row.size()) == config_.d_model);
+    detail::require_shape(static_cast<std::ptrdiff_t>(row.size()) == config_.d_model, "row.size", row.size(),
+                          "d_model = " + std::to_string(config_.d_model));
     check_position(p);
     const auto d = static_cast<std::size_t>(config_.d_model);
     if (p >= 0 && p < config_.cached_positions) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <posenc/core/assert.hpp>
+#include <posenc/core/checked.hpp>
 #include <posenc/core/errors.hpp>
 
 namespace posenc::inline v0 {
@@ -165,10 +166,11 @@ class t5_bias {
   [[nodiscard]] const t5_config& config() const noexcept { return config_; }
   [[nodiscard]] const t5_buckets& buckets() const noexcept { return buckets_; }
 
-  /// Bias for head h (0 <= h < num_heads) of a query at pos_q and a key at pos_k.
+  /// Bias for head h (0 <= h < num_heads) of a query at pos_q and a key at pos_k. Any int64
+  /// positions: the distance saturates at the int64 range, where every bucket has long saturated.
   [[nodiscard]] double bias(std::ptrdiff_t h, std::int64_t pos_q, std::int64_t pos_k) const noexcept {
     POSENC_ASSERT(h >= 0 && h < config_.num_heads);
-    const auto b = static_cast<std::ptrdiff_t>(buckets_(pos_k - pos_q));
+    const auto b = static_cast<std::ptrdiff_t>(buckets_(detail::saturating_difference(pos_k, pos_q)));
     return (*table_)[static_cast<std::size_t>(b * config_.num_heads + h)];
   }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <posenc/core/assert.hpp>
+#include <posenc/core/checked.hpp>
 #include <posenc/core/errors.hpp>
 #include <posenc/kernels/angles.hpp>
 #include <posenc/kernels/types.hpp>
@@ -56,13 +57,19 @@ requires std::same_as<C, float> || std::same_as<C, double>
 class cos_sin_table {
  public:
   /// Builds rows for positions [first, first + count) from `f` (magnitude f.attention_scaling).
-  /// Throws config_error when count < 0 or first + count overflows.
+  /// Throws config_error when count < 0, the last position first + count - 1 overflows (a table
+  /// may end at INT64_MAX), or count * pairs is not a valid
+  /// element count ("cos_sin_table.count"); std::bad_alloc when the memory is not there.
+  /// `mode` is not taken from the rope the frequencies came from: a table for a reference_fp32
+  /// rope must be given angle_mode::reference_fp32 here too (rope::rotate uses the table's rows).
   cos_sin_table(const rope_frequencies& f, std::int64_t first, std::int64_t count, angle_mode mode = angle_mode::exact)
       : inv_freq_(f.inv_freq), magnitude_(f.attention_scaling), mode_(mode), first_(first), count_(count) {
     detail::require(count >= 0, "cos_sin_table.count", count, ">= 0");
-    detail::require(first <= INT64_MAX - count, "cos_sin_table.first", first, "first + count <= INT64_MAX");
+    detail::require(count == 0 || first <= INT64_MAX - (count - 1), "cos_sin_table.first", first,
+                    "first + count - 1 <= INT64_MAX");
     const auto P = static_cast<std::size_t>(pairs());
-    cos_.resize(static_cast<std::size_t>(count) * P);
+    cos_.resize(static_cast<std::size_t>(detail::checked_product(
+        "cos_sin_table.count", {{"count", count}, {"pairs", pairs()}}, detail::max_elements<C>)));
     sin_.resize(cos_.size());
     constexpr std::int64_t block = 256;
     std::int64_t pos[block];
@@ -80,17 +87,13 @@ class cos_sin_table {
   [[nodiscard]] int pairs() const noexcept { return static_cast<int>(inv_freq_.size()); }
   [[nodiscard]] angle_mode mode() const noexcept { return mode_; }
   [[nodiscard]] double magnitude() const noexcept { return magnitude_; }
-  [[nodiscard]] bool contains(std::int64_t p) const noexcept { return p >= first_ && p - first_ < count_; }
+  /// first() <= p < first() + count(), exactly at any p (no wrapped difference).
+  [[nodiscard]] bool contains(std::int64_t p) const noexcept { return detail::in_range(p, first_, count_); }
 
-  /// Row of position p (contains(p) required): pairs() cos values, then use sin_row for sines.
-  [[nodiscard]] const C* cos_row(std::int64_t p) const noexcept {
-    POSENC_ASSERT(contains(p));
-    return cos_.data() + static_cast<std::size_t>(p - first_) * static_cast<std::size_t>(pairs());
-  }
-  [[nodiscard]] const C* sin_row(std::int64_t p) const noexcept {
-    POSENC_ASSERT(contains(p));
-    return sin_.data() + static_cast<std::size_t>(p - first_) * static_cast<std::size_t>(pairs());
-  }
+  /// Row of position p: pairs() cos values, then use sin_row for sines. contains(p) is required
+  /// and checked in every build (O(1)); a position outside the table aborts, never reads elsewhere.
+  [[nodiscard]] const C* cos_row(std::int64_t p) const noexcept { return cos_.data() + offset_of(p); }
+  [[nodiscard]] const C* sin_row(std::int64_t p) const noexcept { return sin_.data() + offset_of(p); }
 
   /// Kernel view of the whole table: token t reads row row_of[t] (= position - first()).
   [[nodiscard]] kernels::angle_rows<C> rows(const std::int64_t* row_of = nullptr) const noexcept {
@@ -103,6 +106,11 @@ class cos_sin_table {
   }
 
  private:
+  [[nodiscard]] std::size_t offset_of(std::int64_t p) const noexcept {
+    POSENC_EXPECTS(contains(p));
+    return static_cast<std::size_t>(detail::distance_magnitude(p, first_)) * static_cast<std::size_t>(pairs());
+  }
+
   std::vector<double> inv_freq_;
   double magnitude_;
   angle_mode mode_;

@@ -67,11 +67,16 @@ inline std::vector<std::int64_t> pair_row_permutation(int head_dim, int rotary_d
 /// src and dst must not overlap; both hold perm.size() * cols elements.
 template <class T>
 void permute_rows(std::span<const T> src, std::span<T> dst, std::span<const std::int64_t> perm, std::size_t cols) {
-  detail::require_shape(src.size() == perm.size() * cols && dst.size() == src.size(), "permute_rows.size", src.size(),
-                        "perm.size() * cols = " + std::to_string(perm.size() * cols) + " for src and dst");
+  // perm.size() * cols is compared without forming a product that could wrap.
+  const bool fits = cols == 0 ? src.empty() : perm.size() <= SIZE_MAX / cols && src.size() == perm.size() * cols;
+  detail::require_shape(
+      fits && dst.size() == src.size(), "permute_rows.size", src.size(),
+      "perm.size() * cols = " + std::to_string(perm.size()) + " * " + std::to_string(cols) + " for src and dst");
+  for (const std::int64_t from : perm)  // a gather index outside the matrix would read past src
+    detail::require_shape(from >= 0 && static_cast<std::uint64_t>(from) < perm.size(), "permute_rows.perm", from,
+                          "a row in [0, perm.size() = " + std::to_string(perm.size()) + ")");
   for (std::size_t i = 0; i < perm.size(); ++i) {
     const auto from = static_cast<std::size_t>(perm[i]);
-    POSENC_ASSERT(from < perm.size());
     for (std::size_t c = 0; c < cols; ++c) dst[i * cols + c] = src[from * cols + c];
   }
 }

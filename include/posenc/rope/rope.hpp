@@ -43,7 +43,10 @@
 namespace posenc::inline v0 {
 
 /// The rotary position embedding encoder. Immutable after construction; copyable; every member
-/// function is const and safe to call from several threads at once.
+/// function is const and safe to call from several threads at once. The noexcept entries check
+/// their sizes in every build, O(1) per call (positions.size() == batch * tokens, x.dim() ==
+/// head_dim(), frequency and table sizes == pairs): a mismatch aborts with a message
+/// (POSENC_EXPECTS) instead of reading past a row.
 class rope {
  public:
   /// Validates `c` (config_error naming the parameter for every PE_SPEC §12 case).
@@ -56,7 +59,17 @@ class rope {
   [[nodiscard]] int rotary_dim() const noexcept { return sched_.rotary_dim(); }
   [[nodiscard]] const rope_config& config() const noexcept { return sched_.config(); }
   [[nodiscard]] const rope_schedule& schedule() const noexcept { return sched_; }
-  /// The static frequencies (schedule().base()).
+  /// The BASE frequencies (schedule().base()): for a length-dependent schedule (dynamic NTK,
+  /// LongRoPE) those at lengths <= L0, which is not what a longer call rotates with; see
+  /// effective_frequencies().
+  [[nodiscard]] const rope_frequencies& base_frequencies() const noexcept { return sched_.base(); }
+  /// The EFFECTIVE frequencies of a call with these positions: at(effective_length(positions)),
+  /// exactly what transform_q / transform_k use for them. Allocates.
+  [[nodiscard]] rope_frequencies effective_frequencies(std::span<const std::int64_t> positions) const {
+    return sched_.at(rope_schedule::effective_length(positions));
+  }
+  /// Deprecated: the old name of base_frequencies(), kept so existing code compiles (not marked
+  /// [[deprecated]], which would break -Werror builds of code not yet moved).
   [[nodiscard]] const rope_frequencies& frequencies() const noexcept { return sched_.base(); }
   /// Multiplier for the attention's softmax scale (DeepSeek YaRN get_mscale(s, mscale_all_dim)^2; else 1).
   [[nodiscard]] double softmax_scale_multiplier() const noexcept { return sched_.base().softmax_scale_multiplier; }
@@ -83,7 +96,7 @@ class rope {
   template <storage_type T>
   void rotate(tensor_view<T> x, std::span<const std::int64_t> positions, const rope_frequencies& f,
               kernels::rotation dir = kernels::rotation::forward) const noexcept {
-    POSENC_ASSERT(static_cast<int>(f.inv_freq.size()) == sched_.pairs());
+    POSENC_EXPECTS(static_cast<int>(f.inv_freq.size()) == sched_.pairs());
     apply(x, positions, detail::view_of(f), dir);
   }
 
@@ -93,8 +106,8 @@ class rope {
   void rotate(tensor_view<T> x, std::span<const std::int64_t> positions, const cos_sin_table<compute_t<T>>& table,
               kernels::rotation dir = kernels::rotation::forward) const noexcept {
     using C = compute_t<T>;
-    POSENC_ASSERT(table.pairs() == sched_.pairs());
-    POSENC_ASSERT(static_cast<std::ptrdiff_t>(positions.size()) == x.batch() * x.tokens());
+    POSENC_EXPECTS(table.pairs() == sched_.pairs());
+    expect_sizes(x, positions.size());
     const auto f = table.frequencies();
     detail::rotate_view(
         sched_.geometry(), x, f.pairs,
@@ -120,8 +133,8 @@ class rope {
   void rotate_delta(tensor_view<T> x, std::span<const std::int64_t> delta_per_token,
                     const rope_frequencies& f) const noexcept {
     using C = compute_t<T>;
-    POSENC_ASSERT(static_cast<int>(f.inv_freq.size()) == sched_.pairs());
-    POSENC_ASSERT(static_cast<std::ptrdiff_t>(delta_per_token.size()) == x.batch() * x.tokens());
+    POSENC_EXPECTS(static_cast<int>(f.inv_freq.size()) == sched_.pairs());
+    expect_sizes(x, delta_per_token.size());
     const int P = sched_.pairs();
     detail::rotate_view(sched_.geometry(), x, P, [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
       kernels::compute_angles(f.inv_freq.data(), P, delta_per_token.data() + i0, n, 1.0, cos, sin, P);
@@ -136,8 +149,8 @@ class rope {
                 const rope_frequencies& to) const noexcept {
     using C = compute_t<T>;
     const int P = sched_.pairs();
-    POSENC_ASSERT(static_cast<int>(from.inv_freq.size()) == P && static_cast<int>(to.inv_freq.size()) == P);
-    POSENC_ASSERT(static_cast<std::ptrdiff_t>(positions.size()) == k.batch() * k.tokens());
+    POSENC_EXPECTS(static_cast<int>(from.inv_freq.size()) == P && static_cast<int>(to.inv_freq.size()) == P);
+    expect_sizes(k, positions.size());
     const double m = to.attention_scaling / from.attention_scaling;
     detail::rotate_view(sched_.geometry(), k, P, [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
       for (std::ptrdiff_t t = 0; t < n; ++t) {
@@ -169,8 +182,8 @@ class rope {
   void apply(tensor_view<T> x, std::span<const std::int64_t> positions, const detail::frequencies_view& f,
              kernels::rotation dir) const noexcept {
     using C = compute_t<T>;
-    POSENC_ASSERT(static_cast<std::ptrdiff_t>(positions.size()) == x.batch() * x.tokens());
-    POSENC_ASSERT(x.dim() == head_dim());
+    expect_sizes(x, positions.size());
+    POSENC_EXPECTS(f.pairs == sched_.pairs());
     const double m = dir == kernels::rotation::forward ? f.magnitude : 1.0 / f.magnitude;
     const angle_mode mode = sched_.config().angles;
     detail::rotate_view(
@@ -179,6 +192,14 @@ class rope {
           detail::fill_angle_rows(f, mode, positions.data() + i0, n, m, cos, sin, f.pairs);
         },
         dir);
+  }
+
+  // One position per (batch, token) and rows of head_dim() elements: a wrong size would read past
+  // the positions or the rows, so it is checked in every build (O(1) per call; aborts).
+  template <class T>
+  void expect_sizes(const tensor_view<T>& x, std::size_t positions) const noexcept {
+    POSENC_EXPECTS(static_cast<std::ptrdiff_t>(positions) == x.batch() * x.tokens());
+    POSENC_EXPECTS(x.dim() == head_dim() || x.empty());
   }
 
   rope_schedule sched_;

@@ -84,8 +84,9 @@ class xpos {
     if (cfg_.center_policy == xpos_center_policy::fixed || positions.empty()) return cfg_.center;
     std::int64_t m = positions[0];
     for (auto p : positions) m = p > m ? p : m;
+    if (m >= 0) return m / 2 + 1;  // ceil((m + 1) / 2), without forming m + 1 (m may be INT64_MAX)
     const std::int64_t L = m + 1;
-    return L >= 0 ? L / 2 + L % 2 : -((-L) / 2);  // ceil(L / 2)
+    return -((-L) / 2);  // ceil(L / 2) for L <= 0
   }
 
   /// Rotates queries and multiplies pair k by zeta_k^u(n).
@@ -103,7 +104,9 @@ class xpos {
   template <storage_type T>
   void apply(tensor_view<T> x, std::span<const std::int64_t> positions, double sign) const noexcept {
     using C = compute_t<T>;
-    POSENC_ASSERT(static_cast<std::ptrdiff_t>(positions.size()) == x.batch() * x.tokens());
+    // Wrong sizes would read past positions or the head rows: checked in every build (O(1)).
+    POSENC_EXPECTS(static_cast<std::ptrdiff_t>(positions.size()) == x.batch() * x.tokens());
+    POSENC_EXPECTS(x.dim() == cfg_.head_dim || x.empty());
     const int P = cfg_.head_dim / 2;
     const double c = static_cast<double>(center_of(positions));
     const kernels::rope_geometry g{cfg_.head_dim, cfg_.head_dim, 0, cfg_.layout};
