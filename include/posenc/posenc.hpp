@@ -57,6 +57,7 @@
 #include <posenc/attention/options.hpp>
 #include <posenc/attention/mask.hpp>
 #include <posenc/attention/sdpa.hpp>
+#include <posenc/attention/attention.hpp>
 #include <posenc/attention/kv_cache.hpp>
 #include <posenc/attention/eigen_interop.hpp>
 #include <posenc/attention/attention_layer.hpp>
