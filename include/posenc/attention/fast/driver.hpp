@@ -94,6 +94,7 @@ struct call {
   const float *ak = nullptr, *av = nullptr;  // [shaw_heads][sn][D], [shaw_heads][sn][Dv]
   float* partial = nullptr;                  // [items][chunks][rows][2 + dvp]
   std::ptrdiff_t rows_max = 0;
+  std::ptrdiff_t gpi = 1, ngs = 0;  // kv heads per work item (in-place path: all, so rows are read in order), sets
 
   [[nodiscard]] std::ptrdiff_t table_index(distance_range r, std::int64_t d) const noexcept {
     return static_cast<std::ptrdiff_t>(std::clamp(d, r.lo, r.hi) - r.lo);
@@ -167,12 +168,14 @@ void finish_row(const C& c, std::ptrdiff_t b, std::ptrdiff_t i, std::ptrdiff_t h
   for (std::ptrdiff_t d = 0; d < c.Dv; ++d) c.out(b, i, h, d) = o[d] * inv;
 }
 
-/// One work item: rows of (b, g, query tile qt) against the key tiles of chunk ch.
+/// One work item: rows of (b, kv heads [gs gpi, (gs + 1) gpi), query tile qt) against the key tiles
+/// of chunk ch. Row r is query token i0 + r % nq of query head gs gpi G + r / nq.
 template <class E, class TK, class TV>
-void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrdiff_t b, std::ptrdiff_t g,
+void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrdiff_t b, std::ptrdiff_t gs,
               std::ptrdiff_t qt, std::ptrdiff_t ch) {
   constexpr float ninf = -std::numeric_limits<float>::infinity();
-  const std::ptrdiff_t i0 = qt * c.TQ, nq = std::min<std::ptrdiff_t>(c.TQ, c.Sq - i0), R = c.G * nq;
+  const std::ptrdiff_t i0 = qt * c.TQ, nq = std::min<std::ptrdiff_t>(c.TQ, c.Sq - i0), Rg = c.G * nq, R = c.gpi * Rg;
+  const std::ptrdiff_t g = gs * c.gpi;  // first kv head
   const std::ptrdiff_t TKc = c.TK_, dvp = c.dvp, D = c.D;
   const std::ptrdiff_t sn = c.shaw ? c.sn : 0;
   // scratch layout
@@ -235,8 +238,14 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
         for (std::ptrdiff_t d = 0; d < D; ++d) std::fill(kt + d * TKc + nk, kt + (d + 1) * TKc, 0.0f);
       c.kern.qk_packed(rows, static_cast<int>(R), kt, TKc, static_cast<int>(D), c.scale, s, TKc);
     } else {
-      c.kern.template qk_direct<TK>()(rows, static_cast<int>(R), c.k.row(b, j0, g), c.k.stride(axis::token), nk,
-                                      static_cast<int>(D), c.scale, s, TKc);
+      // every kv head, token by token (K in address order), prefetching the tile's V rows
+      const std::ptrdiff_t vhs = c.v.stride(axis::head);
+      const bool vspan = vhs >= 0;  // heads ascend in memory: one range per token
+      c.kern.template qk_heads<TK>()(rows, static_cast<int>(Rg), static_cast<int>(c.gpi), c.k.row(b, j0, g),
+                                     c.k.stride(axis::token), c.k.stride(axis::head), nk, static_cast<int>(D), c.scale,
+                                     s, TKc, vspan ? c.v.row(b, j0, g) : nullptr,
+                                     static_cast<std::ptrdiff_t>(c.v.stride(axis::token) * sizeof(TV)),
+                                     static_cast<std::ptrdiff_t>(((c.gpi - 1) * vhs + c.Dv) * sizeof(TV)));
     }
 
     // ---- hooks, mask, online softmax per row ----
@@ -275,8 +284,9 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
     if (c.packed)
       c.kern.pv_packed(s, TKc, static_cast<int>(R), vt, dvp, nk, static_cast<int>(dvp), o, dvp);
     else
-      c.kern.template pv_direct<TV>()(s, TKc, static_cast<int>(R), c.v.row(b, j0, g), c.v.stride(axis::token), nk,
-                                      static_cast<int>(c.Dv), o, dvp);
+      for (std::ptrdiff_t gi = 0; gi < c.gpi; ++gi)
+        c.kern.template pv_direct<TV>()(s + gi * Rg * TKc, TKc, static_cast<int>(Rg), c.v.row(b, j0, g + gi),
+                                        c.v.stride(axis::token), nk, static_cast<int>(c.Dv), o + gi * Rg * dvp, dvp);
   }
 
   // Shaw value term: sum over distances of (probability mass) x aV, once per row.
@@ -293,7 +303,7 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
     for (std::ptrdiff_t r = 0; r < R; ++r) finish_row(c, b, i0 + r % nq, row_head(r), m[r], l[r], o + r * dvp);
     return;
   }
-  const std::ptrdiff_t item = (b * c.Hkv + g) * c.nqt + qt, stride = 2 + dvp;
+  const std::ptrdiff_t item = (b * c.ngs + gs) * c.nqt + qt, stride = 2 + dvp;
   float* p = c.partial + (item * c.chunks + ch) * c.rows_max * stride;
   for (std::ptrdiff_t r = 0; r < R; ++r) {
     p[r * stride] = m[r];
@@ -302,12 +312,12 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
   }
 }
 
-/// Merges the key chunks of item (b, g, qt) in chunk order (log-sum-exp) and writes the rows.
+/// Merges the key chunks of item (b, gs, qt) in chunk order (log-sum-exp) and writes the rows.
 template <class E, class TK, class TV>
-void merge_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrdiff_t b, std::ptrdiff_t g,
+void merge_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrdiff_t b, std::ptrdiff_t gs,
                 std::ptrdiff_t qt) {
-  const std::ptrdiff_t i0 = qt * c.TQ, nq = std::min<std::ptrdiff_t>(c.TQ, c.Sq - i0), R = c.G * nq;
-  const std::ptrdiff_t item = (b * c.Hkv + g) * c.nqt + qt, stride = 2 + c.dvp;
+  const std::ptrdiff_t i0 = qt * c.TQ, nq = std::min<std::ptrdiff_t>(c.TQ, c.Sq - i0), R = c.gpi * c.G * nq;
+  const std::ptrdiff_t g = gs * c.gpi, item = (b * c.ngs + gs) * c.nqt + qt, stride = 2 + c.dvp;
   float* o = detail::grow(sc.f, static_cast<std::size_t>(c.dvp));
   for (std::ptrdiff_t r = 0; r < R; ++r) {
     float mx = -std::numeric_limits<float>::infinity();
@@ -426,10 +436,15 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
                     nullptr};
   c.TQ = f.query_tile > 0 ? f.query_tile : static_cast<int>(std::max<std::ptrdiff_t>(1, 64 / G));
   c.nqt = (Sq + c.TQ - 1) / c.TQ;
+  c.packed = G * std::min<std::ptrdiff_t>(c.TQ, Sq) >= 16 || !k.dim_contiguous() || !v.dim_contiguous();
+  // In-place (decode) path: one item takes every kv head, so a key tile's rows (all heads of a
+  // token are adjacent) are read together rather than one head's rows Hkv rows apart.
+  c.gpi = c.packed ? 1 : Hkv;
+  if (!c.packed) c.TK_ = 32;  // the V rows of a tile (every head) are prefetched during QK^T: keep them in L1/L2
   c.nkt = (Sk + c.TK_ - 1) / c.TK_;
-  c.rows_max = G * std::min<std::ptrdiff_t>(c.TQ, Sq);
-  c.packed = c.rows_max >= 16 || !k.dim_contiguous() || !v.dim_contiguous();
-  const std::ptrdiff_t items = B * Hkv * c.nqt;
+  c.ngs = Hkv / c.gpi;
+  c.rows_max = c.gpi * G * std::min<std::ptrdiff_t>(c.TQ, Sq);
+  const std::ptrdiff_t items = B * c.ngs * c.nqt;
   c.chunk_tiles = c.nkt;
   if (items < 8 && Sk >= 2 * f.split_keys) {
     c.chunk_tiles = f.split_keys / c.TK_;
@@ -518,8 +533,8 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
       ~give_back() { w.release(s); }
     } guard{ws, sc};
     const std::ptrdiff_t ch = n % c.chunks, it = n / c.chunks;
-    const std::ptrdiff_t qt = it % c.nqt, g = (it / c.nqt) % Hkv, b = it / (c.nqt * Hkv);
-    run_item(c, *sc, b, g, qt, ch);
+    const std::ptrdiff_t qt = it % c.nqt, gs = (it / c.nqt) % c.ngs, b = it / (c.nqt * c.ngs);
+    run_item(c, *sc, b, gs, qt, ch);
   };
   run_parallel(f.executor, items * c.chunks, item);
   if (c.chunks > 1) {
@@ -530,7 +545,7 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
         detail::attention_scratch* s;
         ~give_back() { w.release(s); }
       } guard{ws, sc};
-      merge_item(c, *sc, it / (c.nqt * Hkv), (it / c.nqt) % Hkv, it % c.nqt);
+      merge_item(c, *sc, it / (c.nqt * c.ngs), (it / c.nqt) % c.ngs, it % c.nqt);
     };
     run_parallel(f.executor, items, merge);
   }

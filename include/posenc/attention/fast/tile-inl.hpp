@@ -10,7 +10,8 @@
 // Kernels (all float, fp32 accumulation; rows are addressed through pointer arrays so one call
 // covers every query head of a GQA group and the K/V tile is read once for all of them):
 //   qk_packed  s[r][j] = scale * sum_d q_r[d] * kt[d][j]   (kt: the key tile transposed, ldk % 64 == 0)
-//   qk_direct  s[r][j] = scale * sum_d q_r[d] * k_j[d]     (k_j read in place, float/bf16/fp16)
+//   qk_heads   s[r][j] = scale * sum_d q_r[d] * k_j,h(r)[d] (every kv head, token by token, read in
+//              place: float/bf16/fp16)
 //   pv_packed  o[r][c] += sum_j p[r][j] * vt[j][c]         (vt: float, row stride and Dv padded to 64)
 //   pv_direct  o[r][c] += sum_j p[r][j] * v_j[c]           (v_j read in place, float/bf16/fp16)
 //   exp_sum    x[j] = exp(x[j] - m) for j < n, returns the sum (vectorised exp, see exp_v)
@@ -45,6 +46,15 @@ static inline vf exp_v(vf x) {
   p = fmadd(p, r, set1(5.0000001201e-1f));
   p = fmadd(p, mul(r, r), add(r, set1(1.0f)));
   return keep_ge(x, lo, mul(p, pow2(fx)));
+}
+
+// Asks for the cache lines of `bytes` bytes at p (no fault on any address).
+static inline void prefetch_bytes(const void* p, std::ptrdiff_t bytes) {
+#if defined(__GNUC__) || defined(__clang__)
+  for (std::ptrdiff_t x = 0; x < bytes; x += 64) __builtin_prefetch(static_cast<const char*>(p) + x, 0, 3);
+#else
+  static_cast<void>(p), static_cast<void>(bytes);
+#endif
 }
 
 template <class T>
@@ -209,23 +219,24 @@ static inline void qk_direct_block(const float* const* q, const T* k, std::ptrdi
   }
 }
 
+// Every kv head of a decode item at once, token by token: rows [gi Rg, (gi + 1) Rg) read head gi,
+// whose row of token j is k + j ks + gi hs, so K is read in address order (all heads of a token are
+// adjacent) and hardware prefetchers stream it. Meanwhile the same tokens' V rows (pv_bytes from
+// pv + j pv_stride) are prefetched for the PV pass that follows.
 template <class T>
-static inline void qk_direct(const float* const* q, int rows, const T* k, std::ptrdiff_t ks, int n, int D, float scale,
-                             float* s, std::ptrdiff_t ss) {
-  int r = 0;
-  for (; r + 4 <= rows; r += 4) qk_direct_block<T, 4>(q + r, k, ks, n, D, scale, s + r * ss, ss);
-  switch (rows - r) {
-    case 3:
-      qk_direct_block<T, 3>(q + r, k, ks, n, D, scale, s + r * ss, ss);
-      break;
-    case 2:
-      qk_direct_block<T, 2>(q + r, k, ks, n, D, scale, s + r * ss, ss);
-      break;
-    case 1:
-      qk_direct_block<T, 1>(q + r, k, ks, n, D, scale, s + r * ss, ss);
-      break;
-    default:
-      break;
+static inline void qk_heads(const float* const* q, int Rg, int heads, const T* k, std::ptrdiff_t ks, std::ptrdiff_t hs,
+                            int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
+                            std::ptrdiff_t pv_stride, std::ptrdiff_t pv_bytes) {
+  for (int j = 0; j < n; ++j) {
+    if (pv != nullptr) prefetch_bytes(static_cast<const char*>(pv) + j * pv_stride, pv_bytes);
+    for (int gi = 0; gi < heads; ++gi) {
+      const T* kj = k + j * ks + gi * hs;
+      const float* const* qg = q + gi * Rg;
+      float* sg = s + gi * Rg * ss + j;
+      int r = 0;
+      for (; r + 4 <= Rg; r += 4) qk_direct_block<T, 4>(qg + r, kj, ks, 1, D, scale, sg + r * ss, ss);
+      for (; r < Rg; ++r) qk_direct_block<T, 1>(qg + r, kj, ks, 1, D, scale, sg + r * ss, ss);
+    }
   }
 }
 
@@ -283,9 +294,9 @@ static inline tile_kernels make_tile_kernels() {
   tile_kernels t;
   t.qk_packed = &qk_packed;
   t.pv_packed = &pv_packed;
-  t.qk_direct_f32 = &qk_direct<float>;
-  t.qk_direct_bf16 = &qk_direct<bfloat16>;
-  t.qk_direct_f16 = &qk_direct<float16>;
+  t.qk_heads_f32 = &qk_heads<float>;
+  t.qk_heads_bf16 = &qk_heads<bfloat16>;
+  t.qk_heads_f16 = &qk_heads<float16>;
   t.pv_direct_f32 = &pv_direct<float>;
   t.pv_direct_bf16 = &pv_direct<bfloat16>;
   t.pv_direct_f16 = &pv_direct<float16>;

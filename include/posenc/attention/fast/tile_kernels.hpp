@@ -15,12 +15,15 @@ struct tile_kernels {
                     std::ptrdiff_t ss) = nullptr;
   void (*pv_packed)(const float* p, std::ptrdiff_t ps, int rows, const float* vt, std::ptrdiff_t vs, int n, int dvp,
                     float* o, std::ptrdiff_t os) = nullptr;
-  void (*qk_direct_f32)(const float* const*, int, const float*, std::ptrdiff_t, int, int, float, float*,
-                        std::ptrdiff_t) = nullptr;
-  void (*qk_direct_bf16)(const float* const*, int, const bfloat16*, std::ptrdiff_t, int, int, float, float*,
-                         std::ptrdiff_t) = nullptr;
-  void (*qk_direct_f16)(const float* const*, int, const float16*, std::ptrdiff_t, int, int, float, float*,
-                        std::ptrdiff_t) = nullptr;
+  // (q rows, rows per head, heads, k, token stride, head stride, keys, D, scale, s, s stride, V rows to prefetch:
+  // base, token stride, bytes)
+  void (*qk_heads_f32)(const float* const*, int, int, const float*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
+                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+  void (*qk_heads_bf16)(const float* const*, int, int, const bfloat16*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
+                        float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+  void (*qk_heads_f16)(const float* const*, int, int, const float16*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
+                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+  // (p, p stride, rows, v, token stride, keys, Dv, o, o stride)
   void (*pv_direct_f32)(const float*, std::ptrdiff_t, int, const float*, std::ptrdiff_t, int, int, float*,
                         std::ptrdiff_t) = nullptr;
   void (*pv_direct_bf16)(const float*, std::ptrdiff_t, int, const bfloat16*, std::ptrdiff_t, int, int, float*,
@@ -34,13 +37,13 @@ struct tile_kernels {
   int lanes = 1;
 
   template <class T>
-  auto qk_direct() const noexcept {
+  auto qk_heads() const noexcept {
     if constexpr (std::is_same_v<T, bfloat16>)
-      return qk_direct_bf16;
+      return qk_heads_bf16;
     else if constexpr (std::is_same_v<T, float16>)
-      return qk_direct_f16;
+      return qk_heads_f16;
     else
-      return qk_direct_f32;
+      return qk_heads_f32;
   }
   template <class T>
   auto pv_direct() const noexcept {
