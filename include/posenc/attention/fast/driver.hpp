@@ -90,9 +90,9 @@ struct call {
   // Shaw
   bool shaw = false, shaw_value = false;
   distance_range srange{};
-  std::ptrdiff_t sn = 0, shaw_heads = 1;
-  const float *ak = nullptr, *av = nullptr;  // [shaw_heads][sn][D], [shaw_heads][sn][Dv]
-  float* partial = nullptr;                  // [items][chunks][rows][2 + dvp]
+  std::ptrdiff_t sn = 0, sld = 0, shaw_heads = 1;  // distances, padded to 64
+  const float *ak = nullptr, *av = nullptr;        // [shaw_heads][D][sld] (transposed), [shaw_heads][sn][dvp]
+  float* partial = nullptr;                        // [items][chunks][rows][2 + dvp]
   std::ptrdiff_t rows_max = 0;
   std::ptrdiff_t gpi = 1, ngs = 0;  // kv heads per work item (in-place path: all, so rows are read in order), sets
 
@@ -148,6 +148,26 @@ void add_distance_row(const C& c, const float* tab, distance_range r, const tile
   for (int j = 0; j < nk; ++j) s[j] += tab[c.table_index(r, sat_sub(pk[j], pos_q))];
 }
 
+/// Shaw's value term: adds each probability of row (pos_q) to the sum of its clipped distance. A key
+/// tile whose distances all clip to one end adds its row sum once.
+template <class C>
+void add_buckets(const C& c, const tile_summary& ks, std::int64_t pos_q, std::ptrdiff_t b, std::ptrdiff_t j0, int nk,
+                 const float* p, float psum, float* bk) {
+  const std::int64_t* pk = c.pk.data() + b * c.Sk + j0;
+  if (ks.contiguous) {
+    const std::int64_t d0 = sat_sub(pk[0], pos_q), d1 = sat_sub(pk[nk - 1], pos_q);
+    if (d1 <= c.srange.lo) {
+      bk[0] += psum;
+      return;
+    }
+    if (d0 >= c.srange.hi) {
+      bk[c.srange.hi - c.srange.lo] += psum;
+      return;
+    }
+  }
+  for (int j = 0; j < nk; ++j) bk[c.table_index(c.srange, sat_sub(pk[j], pos_q))] += p[j];
+}
+
 /// Writes row r's result: o / l, with the sink (shifted by the row's query bias) in the denominator.
 template <class C>
 void finish_row(const C& c, std::ptrdiff_t b, std::ptrdiff_t i, std::ptrdiff_t h, float m, float l, float* o) {
@@ -177,7 +197,7 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
   const std::ptrdiff_t i0 = qt * c.TQ, nq = std::min<std::ptrdiff_t>(c.TQ, c.Sq - i0), Rg = c.G * nq, R = c.gpi * Rg;
   const std::ptrdiff_t g = gs * c.gpi;  // first kv head
   const std::ptrdiff_t TKc = c.TK_, dvp = c.dvp, D = c.D;
-  const std::ptrdiff_t sn = c.shaw ? c.sn : 0;
+  const std::ptrdiff_t sn = c.shaw ? c.sld : 0;  // Shaw rows: the call's distances, padded to 64
   // scratch layout
   const std::size_t n_kt = c.packed ? static_cast<std::size_t>(D * TKc) : 0,
                     n_vt = c.packed ? static_cast<std::size_t>(TKc * dvp) : 0;
@@ -201,16 +221,15 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
   auto row_head = [&](std::ptrdiff_t r) { return g * c.G + r / nq; };
   auto row_pos = [&](std::ptrdiff_t r) { return c.pq[static_cast<std::size_t>(b * c.Sq + i0 + r % nq)]; };
 
-  // Shaw key term: scale * q . aK over the call's distances, once per row.
+  // Shaw key term: scale * q . aK over the call's distances, once per row (the QK^T microkernel on
+  // the transposed aK table); rows of one head are blocks of nq.
   if (c.shaw) {
-    for (std::ptrdiff_t r = 0; r < R; ++r) {
-      const float* a = c.ak + (c.shaw_heads == 1 ? 0 : row_head(r)) * sn * D;
-      for (std::ptrdiff_t x = 0; x < sn; ++x) {
-        float acc = 0;
-        for (std::ptrdiff_t d = 0; d < D; ++d) acc += rows[r][d] * a[x * D + d];
-        qa[r * sn + x] = c.scale * acc;
-      }
-    }
+    if (c.shaw_heads == 1)
+      c.kern.qk_packed(rows, static_cast<int>(R), c.ak, sn, static_cast<int>(D), c.scale, qa, sn);
+    else
+      for (std::ptrdiff_t r = 0; r < R; r += nq)
+        c.kern.qk_packed(rows + r, static_cast<int>(nq), c.ak + row_head(r) * D * sn, sn, static_cast<int>(D), c.scale,
+                         qa + r * sn, sn);
   }
 
   const tile_summary& qs = c.qsum[b * c.nqt + qt];
@@ -272,12 +291,9 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
         if (c.shaw_value) c.kern.scale_row(bucket + r * sn, static_cast<int>(sn), alpha);
         m[r] = mnew;
       }
-      l[r] += c.kern.exp_sum(sr, nk, mnew);
-      if (c.shaw_value) {
-        float* bk = bucket + r * sn;
-        const std::int64_t* pk = c.pk.data() + b * c.Sk + j0;
-        for (int j = 0; j < nk; ++j) bk[c.table_index(c.srange, sat_sub(pk[j], pos_q))] += sr[j];
-      }
+      const float psum = c.kern.exp_sum(sr, nk, mnew);
+      l[r] += psum;
+      if (c.shaw_value) add_buckets(c, ks, pos_q, b, j0, nk, sr, psum, bucket + r * sn);
     }
 
     // ---- O += P V ----
@@ -289,15 +305,16 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
                                         c.v.stride(axis::token), nk, static_cast<int>(c.Dv), o + gi * Rg * dvp, dvp);
   }
 
-  // Shaw value term: sum over distances of (probability mass) x aV, once per row.
-  if (c.shaw_value)
-    for (std::ptrdiff_t r = 0; r < R; ++r) {
-      const float* a = c.av + (c.shaw_heads == 1 ? 0 : row_head(r)) * sn * c.Dv;
-      const float* bk = bucket + r * sn;
-      for (std::ptrdiff_t x = 0; x < sn; ++x)
-        if (bk[x] != 0)
-          for (std::ptrdiff_t d = 0; d < c.Dv; ++d) o[r * dvp + d] += bk[x] * a[x * c.Dv + d];
-    }
+  // Shaw value term: sum over distances of (probability mass) x aV, once per row (the PV microkernel).
+  if (c.shaw_value) {
+    if (c.shaw_heads == 1)
+      c.kern.pv_packed(bucket, sn, static_cast<int>(R), c.av, dvp, static_cast<int>(c.sn), static_cast<int>(dvp), o,
+                       dvp);
+    else
+      for (std::ptrdiff_t r = 0; r < R; r += nq)
+        c.kern.pv_packed(bucket + r * sn, sn, static_cast<int>(nq), c.av + row_head(r) * c.sn * dvp, dvp,
+                         static_cast<int>(c.sn), static_cast<int>(dvp), o + r * dvp, dvp);
+  }
 
   if (c.chunks == 1) {
     for (std::ptrdiff_t r = 0; r < R; ++r) finish_row(c, b, i0 + r % nq, row_head(r), m[r], l[r], o + r * dvp);
@@ -504,17 +521,22 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
         c.shaw_heads =
             Hq > 1 && leaf.relative_key_at_distance(0, 0).data() != leaf.relative_key_at_distance(1, 0).data() ? Hq : 1;
         c.shaw_value = !leaf.relative_value_at_distance(0, 0).empty();
-        float* ak = detail::grow(ws.shaw_key, static_cast<std::size_t>(c.shaw_heads * c.sn * D));
-        float* av = detail::grow(ws.shaw_value, static_cast<std::size_t>(c.shaw_value ? c.shaw_heads * c.sn * Dv : 0));
+        c.sld = (c.sn + 63) / 64 * 64;
+        const auto nak = static_cast<std::size_t>(c.shaw_heads * D * c.sld),
+                   nav = static_cast<std::size_t>(c.shaw_value ? c.shaw_heads * c.sn * c.dvp : 0);
+        float* ak = detail::grow(ws.shaw_key, nak);
+        float* av = detail::grow(ws.shaw_value, nav);
+        std::fill(ak, ak + nak, 0.0f);
+        std::fill(av, av + nav, 0.0f);
         for (std::ptrdiff_t h = 0; h < c.shaw_heads; ++h)
           for (std::ptrdiff_t x = 0; x < c.sn; ++x) {
             const auto a = leaf.relative_key_at_distance(h, c.srange.lo + x);
             for (std::ptrdiff_t d = 0; d < D; ++d)
-              ak[(h * c.sn + x) * D + d] = static_cast<float>(a[static_cast<std::size_t>(d)]);
+              ak[(h * D + d) * c.sld + x] = static_cast<float>(a[static_cast<std::size_t>(d)]);
             if (c.shaw_value) {
               const auto w = leaf.relative_value_at_distance(h, c.srange.lo + x);
               for (std::ptrdiff_t d = 0; d < Dv; ++d)
-                av[(h * c.sn + x) * Dv + d] = static_cast<float>(w[static_cast<std::size_t>(d)]);
+                av[(h * c.sn + x) * c.dvp + d] = static_cast<float>(w[static_cast<std::size_t>(d)]);
             }
           }
         c.ak = ak;
