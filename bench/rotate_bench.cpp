@@ -3,9 +3,13 @@
 // Names: rope/<shape>/<dtype>/<layout>/<variant>. Shapes from real models: decode (1 token, 32 q +
 // 8 kv heads, D 128, position 4095), prefill (4096 x 32 x 128), long (32768 x 8 x 128), and mt
 // (256 x 8 x 128, split over 1 or 2 threads with rotate_rows). Variants: kernel (dispatching entry,
-// table, in place), oop (out of place, streaming stores at this size), otf (on-the-fly angles),
-// scalar (kernels::scalar), plain (a textbook loop compiled with the same flags), anchor_scale (an
-// in-place scale of the same bytes), anchor_copy_nt (a streaming-store copy of the same bytes).
+// table, in place), offset (kernel on data 16 bytes past a 64-byte line, as ggml's buffers are),
+// oop (out of place, streaming stores at this size), otf (on-the-fly angles), scalar
+// (kernels::scalar), plain (a textbook loop compiled with the same flags), anchor_scale (an
+// in-place scale of the same bytes) and anchor_copy_nt (a streaming-store copy of the same bytes),
+// both written over the active ISA's operations (kernels/ops): the best this machine does at that
+// ISA; mt only: parallel2 (rotate_parallel on 2 threads of the default pool) and inline
+// (rotate_parallel on 1 thread: the pool-vs-inline pair).
 // Every run reports bytes/s (tensor bytes per call) and items/s (elements per call), from CPU time
 // (wall time for the mt shape, whose point is thread scaling);
 // scripts/bench-ratios turns one JSON run of this binary (and one of the -march=native build)
@@ -117,31 +121,92 @@ void plain_rotate(k::pairing layout, T* x, std::ptrdiff_t rows, std::ptrdiff_t h
 
 volatile float scale_factor = -1.0f;  // not a constant: the compiler cannot fold the anchor away
 
+}  // namespace
+
+// The anchors, written once over each ISA's operations (as the kernels are): an in-place scale and
+// a streaming-store copy, 4 vectors per step, at the ISA the dispatcher runs the kernels with.
+#define POSENC_BENCH_ANCHORS                                                                                     \
+  void bench_scale(float* x, std::size_t n, float f) {                                                           \
+    constexpr std::size_t L = lanes<float>;                                                                      \
+    const auto vf = set(f);                                                                                      \
+    std::size_t i = 0;                                                                                           \
+    for (; i + 4 * L <= n; i += 4 * L) {                                                                         \
+      const auto a = load(x + i), b = load(x + i + L), c = load(x + i + 2 * L), d = load(x + i + 3 * L);         \
+      store(x + i, mul(a, vf)), store(x + i + L, mul(b, vf));                                                    \
+      store(x + i + 2 * L, mul(c, vf)), store(x + i + 3 * L, mul(d, vf));                                        \
+    }                                                                                                            \
+    for (; i < n; ++i) x[i] *= f;                                                                                \
+  }                                                                                                              \
+  void bench_copy_nt(const float* src, float* dst, std::size_t n) {                                              \
+    constexpr std::size_t L = lanes<float>;                                                                      \
+    std::size_t i = 0;                                                                                           \
+    for (; i + 4 * L <= n; i += 4 * L) {                                                                         \
+      const auto a = load(src + i), b = load(src + i + L), c = load(src + i + 2 * L), d = load(src + i + 3 * L); \
+      stream(dst + i, a), stream(dst + i + L, b), stream(dst + i + 2 * L, c), stream(dst + i + 3 * L, d);        \
+    }                                                                                                            \
+    for (; i < n; ++i) dst[i] = src[i];                                                                          \
+    fence();                                                                                                     \
+  }
+
+// clang-format off
+#if POSENC_HAS_X86_KERNELS
+#include <posenc/kernels/ops/begin_avx2.inl>
+namespace posenc::inline v0::kernels::inline POSENC_KERNELS_ABI::avx2 {
+POSENC_BENCH_ANCHORS
+}
+#include <posenc/kernels/ops/end_target.inl>
+
+#include <posenc/kernels/ops/begin_avx512.inl>
+namespace posenc::inline v0::kernels::inline POSENC_KERNELS_ABI::avx512 {
+POSENC_BENCH_ANCHORS
+}
+#include <posenc/kernels/ops/end_target.inl>
+#endif
+#if POSENC_HAS_NEON_KERNELS
+#include <posenc/kernels/ops/begin_neon.inl>
+namespace posenc::inline v0::kernels::inline POSENC_KERNELS_ABI::neon {
+POSENC_BENCH_ANCHORS
+}
+#include <posenc/kernels/ops/end_target.inl>
+#endif
+// clang-format on
+
+namespace {
+
 void anchor_scale(float* x, std::size_t n) {
   const float f = scale_factor;
-  for (std::size_t i = 0; i < n; ++i) x[i] *= f;
-}
-
+  switch (k::active_isa()) {
 #if POSENC_HAS_X86_KERNELS
-POSENC_TARGET_AVX2 void copy_nt_avx2(const float* src, float* dst, std::size_t n) {
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
-  for (; i < n; ++i) dst[i] = src[i];
-  _mm_sfence();
-}
+    case k::isa::avx512:
+      return k::avx512::bench_scale(x, n, f);
+    case k::isa::avx2:
+      return k::avx2::bench_scale(x, n, f);
 #endif
-void anchor_copy_nt(const float* src, float* dst, std::size_t n) {
-#if POSENC_HAS_X86_KERNELS
-  if (k::isa_supported(k::isa::avx2) && reinterpret_cast<std::uintptr_t>(dst) % 32 == 0) {
-    copy_nt_avx2(src, dst, n);
-    return;
+#if POSENC_HAS_NEON_KERNELS
+    case k::isa::neon:
+      return k::neon::bench_scale(x, n, f);
+#endif
+    default:
+      for (std::size_t i = 0; i < n; ++i) x[i] *= f;
   }
-#endif
-  std::memcpy(dst, src, n * sizeof(float));
 }
 
-constexpr std::string_view variant_names[] = {"kernel", "parallel2", "oop",          "otf",
-                                              "scalar", "plain",     "anchor_scale", "anchor_copy_nt"};
+void anchor_copy_nt(const float* src, float* dst, std::size_t n) {
+  const bool aligned = reinterpret_cast<std::uintptr_t>(dst) % 64 == 0;
+  switch (aligned ? k::active_isa() : k::isa::scalar) {
+#if POSENC_HAS_X86_KERNELS
+    case k::isa::avx512:
+      return k::avx512::bench_copy_nt(src, dst, n);
+    case k::isa::avx2:
+      return k::avx2::bench_copy_nt(src, dst, n);
+#endif
+    default:
+      std::memcpy(dst, src, n * sizeof(float));
+  }
+}
+
+constexpr std::string_view variant_names[] = {"kernel",       "parallel2",      "oop",    "otf",   "scalar", "plain",
+                                              "anchor_scale", "anchor_copy_nt", "offset", "inline"};
 
 template <class T>
 void run(benchmark::State& state, const shape& s, k::pairing layout, const std::string& variant) {
@@ -158,6 +223,11 @@ void run(benchmark::State& state, const shape& s, k::pairing layout, const std::
   const k::head_rows<T> kk{src + s.heads * head_dim, s.tokens, s.kv_heads, heads * head_dim, head_dim};
   const k::head_rows<const T> cx{src, s.tokens, heads, heads * head_dim, head_dim};
   const k::head_rows<T> y{dst, s.tokens, heads, heads * head_dim, head_dim};
+  // The same rows 16 bytes past the 64-byte line (ggml's tensor data sits there).
+  T* off = reinterpret_cast<T*>(reinterpret_cast<std::byte*>(src) + 16);
+  const k::head_rows<T> ox{off, s.tokens, heads, heads * head_dim, head_dim};
+  const k::head_rows<T> oq{off, s.tokens, s.heads, heads * head_dim, head_dim};
+  const k::head_rows<T> ok{off + s.heads * head_dim, s.tokens, s.kv_heads, heads * head_dim, head_dim};
 
   // The variant as a number, so the timed loop compares integers, not strings.
   const auto v = static_cast<int>(std::find(std::begin(variant_names), std::end(variant_names), variant) -
@@ -190,6 +260,14 @@ void run(benchmark::State& state, const shape& s, k::pairing layout, const std::
       anchor_scale(reinterpret_cast<float*>(src), bytes / sizeof(float));
     } else if (v == 7 /* anchor_copy_nt */) {
       anchor_copy_nt(reinterpret_cast<const float*>(src), reinterpret_cast<float*>(dst), bytes / sizeof(float));
+    } else if (v == 8 /* offset */) {
+      if (s.kv_heads > 0) {
+        k::rotate_qk(g, oq, ok, angles);
+      } else {
+        k::rotate(g, ox, angles);
+      }
+    } else if (v == 9 /* inline */) {
+      k::rotate_parallel(g, cx, x, angles, k::rotation::forward, 1);
     }
     benchmark::DoNotOptimize(src);
     benchmark::ClobberMemory();
@@ -206,10 +284,10 @@ const int registered = [] {
       if (std::string(s.name) == "mt" && std::string(dtype) == "bf16") continue;
       for (auto layout : {k::pairing::half_split, k::pairing::interleaved}) {
         const std::string lname = layout == k::pairing::half_split ? "half_split" : "interleaved";
-        std::vector<std::string> variants{"kernel", "scalar", "plain", "anchor_scale"};
+        std::vector<std::string> variants{"kernel", "offset", "scalar", "plain", "anchor_scale"};
         if (s.kv_heads == 0 && std::string(s.name) != "mt") variants.insert(variants.end(), {"oop", "anchor_copy_nt"});
         variants.push_back("otf");
-        if (std::string(s.name) == "mt") variants = {"kernel", "parallel2"};
+        if (std::string(s.name) == "mt") variants = {"kernel", "parallel2", "inline"};
         for (const std::string& v : variants) {
           const std::string name = std::string("rope/") + s.name + "/" + dtype + "/" + lname + "/" + v;
           auto* b = std::string(dtype) == "fp32"

@@ -26,6 +26,14 @@ bool same_bits(const std::vector<bfloat16>& a, const std::vector<bfloat16>& b) {
 }  // namespace
 
 TEST_CASE("SIMD bfloat16 stores round every bit pattern like bfloat16::from_float", "[kernels][simd][bf16]") {
+  // This TU runs the hand-tuned conversions (generic_ops_test.cpp runs the generic ones).
+#if POSENC_HAS_X86_KERNELS
+  STATIC_REQUIRE(k::avx2::native_bf16);
+  STATIC_REQUIRE(k::avx512::native_bf16);
+#endif
+#if POSENC_HAS_NEON_KERNELS
+  STATIC_REQUIRE(k::neon::native_bf16);
+#endif
   constexpr std::ptrdiff_t D = 64, heads = 4, P = D / 2;
   constexpr std::ptrdiff_t tokens = 65536 / (D * heads);
   // Every bfloat16 bit pattern except NaN (whose payload the hardware may take from either NaN

@@ -179,7 +179,7 @@ TEMPLATE_TEST_CASE("row ranges, the parallel overload and fused q+k equal whole 
     }
     CHECK(same_bits(q, qr));
 
-    std::vector<T> out(q0.size());  // 3 threads, out of place
+    std::vector<T> out(q0.size());  // 3 threads, out of place (small: runs inline)
     k::rotate_parallel(g, crows(q0, qh), rows(out, qh), angles, k::rotation::forward, 3);
     CHECK(same_bits(out, qr));
 
@@ -196,6 +196,96 @@ TEMPLATE_TEST_CASE("row ranges, the parallel overload and fused q+k equal whole 
     CHECK(same_bits(qp, qs));
     CHECK(same_bits(kp, ks));
   });
+}
+
+TEMPLATE_TEST_CASE("rotate_parallel on 1, 2 and 7 threads is bit-identical to one thread, inline when small",
+                   "[kernels][simd][parallel]", float, bfloat16) {
+  using T = TestType;
+  using C = compute_t<T>;
+  std::mt19937 rng(19);
+  const std::ptrdiff_t D = 128, heads = 8, tokens = 600;  // 600 * 8 * 128 elements: >= 1.2 MiB
+  const k::rope_geometry g{D, D, 0, k::pairing::half_split};
+  const auto w = inv_freq(g.pairs(), 10000.0);
+  std::vector<std::int64_t> pos(static_cast<std::size_t>(tokens));
+  for (std::size_t t = 0; t < pos.size(); ++t) pos[t] = static_cast<std::int64_t>(t * 37 % 4096);
+  std::vector<C> cs(static_cast<std::size_t>(tokens * g.pairs())), sn(cs.size());
+  k::scalar::compute_angles(w.data(), g.pairs(), pos.data(), tokens, 1.0, cs.data(), sn.data(), g.pairs());
+  const k::angle_rows<C> angles{cs.data(), sn.data(), g.pairs()};
+  std::vector<T> x(static_cast<std::size_t>(tokens * heads * D));
+  for (auto& v : x) v = random_value<T>(rng);
+  const k::head_rows<const T> src{x.data(), tokens, heads, heads * D, D};
+  const auto into = [&](std::vector<T>& v) { return k::head_rows<T>{v.data(), tokens, heads, heads * D, D}; };
+  std::vector<T> one(x.size());
+  k::rotate(g, src, into(one), angles);
+
+  for (int threads : {1, 2, 7}) {
+    INFO("threads " << threads);
+    posenc::thread_pool pool(threads);
+    std::ptrdiff_t calls = 0, pieces = 0;
+    const posenc::parallel_for pf = [&](std::ptrdiff_t n, posenc::task_ref task) {
+      ++calls, pieces += n;
+      pool.run(n, task);
+    };
+    std::vector<T> out(x.size());
+    k::rotate_parallel(g, src, into(out), angles, k::rotation::forward, pf);
+    CHECK(same_bits(out, one));
+    CHECK(calls == 1);
+    CHECK(pieces >= 2);
+    std::vector<T> in_place = x;  // in place, through the default pool capped at `threads`
+    k::rotate_parallel(g, k::head_rows<const T>{in_place.data(), tokens, heads, heads * D, D}, into(in_place), angles,
+                       k::rotation::forward, threads);
+    CHECK(same_bits(in_place, one));
+    // Below parallel_min_bytes the caller's parallel_for is not even called.
+    calls = 0;
+    const std::ptrdiff_t few = 8;
+    std::vector<T> small(static_cast<std::size_t>(few * heads * D)), small_ref(small.size());
+    REQUIRE(small.size() * sizeof(T) < k::parallel_min_bytes);
+    const k::head_rows<const T> xs{x.data(), few, heads, heads * D, D};
+    k::rotate_parallel(g, xs, k::head_rows<T>{small.data(), few, heads, heads * D, D}, angles, k::rotation::forward,
+                       pf);
+    k::rotate(g, xs, k::head_rows<T>{small_ref.data(), few, heads, heads * D, D}, angles);
+    CHECK(calls == 0);
+    CHECK(same_bits(small, small_ref));
+  }
+}
+
+TEMPLATE_TEST_CASE("on-the-fly rows wider than the angle buffer are rotated in slices, same bits",
+                   "[kernels][simd][wide]", float, bfloat16) {
+  using T = TestType;
+  std::mt19937 rng(23);
+  const int P = k::max_on_the_fly_pairs + 77;  // one full slice and a partial one
+  const std::ptrdiff_t tokens = 3, heads = 2, D = 2 * P + 6;
+  const std::vector<std::int64_t> pos{5, 1 << 20, -3};
+  const auto w = inv_freq(P, 10000.0);
+  std::vector<T> x(static_cast<std::size_t>(tokens * heads * D));
+  for (auto& v : x) v = random_value<T>(rng);
+  for (auto layout : {k::pairing::half_split, k::pairing::interleaved}) {
+    const k::rope_geometry g{static_cast<int>(D), 2 * P, 3, layout};
+    auto check = [&] {
+      INFO("layout " << int(layout) << " isa " << k::isa_name(k::active_isa()));
+      // Reference: the active ISA's angle rows for all P pairs at once, applied by the scalar kernel.
+      std::vector<float> cs(static_cast<std::size_t>(tokens * P)), sn(cs.size());
+      for (std::ptrdiff_t t = 0; t < tokens; ++t) {
+        k::impl::row_angles_on(k::active_isa(), w.data(), P, pos[static_cast<std::size_t>(t)], 1.0, cs.data() + t * P,
+                               sn.data() + t * P);
+      }
+      const k::head_rows<const T> src{x.data(), tokens, heads, heads * D, D};
+      std::vector<T> ref(x.size()), out(x.size()), q = x, kk = x;
+      k::scalar::rotate(g, src, k::head_rows<T>{ref.data(), tokens, heads, heads * D, D},
+                        k::angle_rows<float>{cs.data(), sn.data(), P}, k::rotation::forward);
+      k::rotate_positions(g, src, k::head_rows<T>{out.data(), tokens, heads, heads * D, D}, w.data(), pos.data(), 1.0);
+      CHECK(same_bits(out, ref));
+      k::rotate_qk(g, k::head_rows<T>{q.data(), tokens, heads, heads * D, D},
+                   k::head_rows<T>{kk.data(), tokens, heads, heads * D, D}, w.data(), pos.data(), 1.0);
+      CHECK(same_bits(q, ref));
+      CHECK(same_bits(kk, ref));
+    };
+    {
+      k::scoped_isa scalar(k::isa::scalar);
+      check();
+    }
+    for_each_simd_isa([&](k::isa) { check(); });
+  }
 }
 
 TEMPLATE_TEST_CASE("on-the-fly rotation matches the table rotation within the sincos bound", "[kernels][simd]", float,
@@ -246,10 +336,34 @@ TEMPLATE_TEST_CASE("on-the-fly rotation matches the table rotation within the si
 }
 
 TEST_CASE("the dispatcher picks a supported ISA and honours the overrides", "[kernels][isa]") {
+  // Holds whether or not the user runs the suite with POSENC_ISA set: the variable is saved, the
+  // checks below run without it (and with the values they set), and it is restored at the end.
+  const char* user_env = std::getenv("POSENC_ISA");
+  const std::string saved = user_env ? user_env : "";
+  struct restore_env {
+    const char* value;
+    const std::string& text;
+    ~restore_env() {
+      if (value)
+        setenv("POSENC_ISA", text.c_str(), 1);
+      else
+        unsetenv("POSENC_ISA");
+      k::reset_isa();
+    }
+  } restore{user_env ? saved.c_str() : nullptr, saved};
+  REQUIRE(unsetenv("POSENC_ISA") == 0);
   k::reset_isa();
   const k::isa best = k::active_isa();
   CHECK(k::isa_supported(best));
   CHECK(best == k::best_supported_isa());
+  if (user_env) {  // the user's choice, when it names a supported ISA, is what the dispatcher takes
+    k::isa wanted{};
+    REQUIRE(setenv("POSENC_ISA", saved.c_str(), 1) == 0);
+    k::reset_isa();
+    CHECK(k::active_isa() == (k::parse_isa(saved, wanted) && k::isa_supported(wanted) ? wanted : best));
+    REQUIRE(unsetenv("POSENC_ISA") == 0);
+    k::reset_isa();
+  }
   CHECK(k::isa_supported(k::isa::scalar));
 #if POSENC_ARCH_X86_64
   CHECK_FALSE(k::isa_supported(k::isa::neon));

@@ -1,7 +1,7 @@
 // posenc/kernels/angles.hpp — cos/sin rows for a list of positions from double frequencies.
 //
 // Row t holds M * cos(p_t * w_k) and M * sin(p_t * w_k) for k < pairs, rounded once to C from a
-// double computation with exact range reduction (rope/angles.hpp), so float rows are within
+// double computation with exact range reduction (kernels/angle_math.hpp), so float rows are within
 // half an ulp (+1e-16) of the exact value at any position. This is what tables are built from.
 // The entry dispatches to the best kernel (kernels/isa.hpp); kernels/scalar/angles.hpp is the oracle.
 #pragma once
@@ -9,11 +9,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <posenc/kernels/arm/neon/angles.hpp>
+#include <posenc/kernels/arm/neon.hpp>
 #include <posenc/kernels/isa.hpp>
 #include <posenc/kernels/scalar/angles.hpp>
-#include <posenc/kernels/x86/avx2/angles.hpp>
-#include <posenc/kernels/x86/avx512/angles.hpp>
+#include <posenc/kernels/x86/avx2.hpp>
+#include <posenc/kernels/x86/avx512.hpp>
 
 namespace posenc::inline v0::kernels {
 

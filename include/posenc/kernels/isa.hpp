@@ -63,21 +63,23 @@
 #define POSENC_BASELINE_TAG base
 #endif
 
+// Operations a TU forced to their generic fallback (ops/generic.hpp) change kernel bodies too.
+#if defined(POSENC_KERNELS_GENERIC_BF16)
+#define POSENC_OPS_VARIANT_TAG gbf16
+#else
+#define POSENC_OPS_VARIANT_TAG v0
+#endif
+
 #define POSENC_KERNELS_CAT3_(a, b, c) abi_##a##_##b##_##c
 #define POSENC_KERNELS_CAT3(a, b, c) POSENC_KERNELS_CAT3_(a, b, c)
-/// Inline namespace that holds every kernel; its name records the TU's baseline and forced ISA.
-#define POSENC_KERNELS_ABI POSENC_KERNELS_CAT3(POSENC_BASELINE_TAG, POSENC_FORCED_ISA_TAG, v0)
+/// Inline namespace that holds every kernel; its name records the TU's baseline, forced ISA and
+/// forced generic operations.
+#define POSENC_KERNELS_ABI POSENC_KERNELS_CAT3(POSENC_BASELINE_TAG, POSENC_FORCED_ISA_TAG, POSENC_OPS_VARIANT_TAG)
 
 namespace posenc::inline v0::kernels {
 
 /// Instruction sets with a kernel. Ordered: a larger value is preferred when supported.
 enum class isa : unsigned char { scalar = 0, avx2 = 1, avx512 = 2, neon = 3 };
-
-/// Tag types with fallback inheritance (an avx512 overload set can fall back to avx2, then scalar).
-struct scalar_tag {};
-struct avx2_tag : scalar_tag {};
-struct avx512_tag : avx2_tag {};
-struct neon_tag : scalar_tag {};
 
 [[nodiscard]] constexpr std::string_view isa_name(isa i) noexcept {
   switch (i) {

@@ -2,9 +2,10 @@
 //
 // `kernels::rotate` rotates [tokens, heads, head_dim] rows by per-token cos/sin rows with the best
 // kernel for this CPU (kernels/isa.hpp: chosen once, overridable). Variants: a row range for the
-// caller's thread pool, a built-in std::thread split, on-the-fly angles from positions, and a
-// fused q+k call. None of the kernel entries allocates or throws (except rotate_parallel, which
-// starts threads). See kernels/types.hpp for the memory contract and the pairing sketch.
+// caller's thread pool, a split over a parallel_for (the caller's, or the default pool created
+// once: core/parallel.hpp), on-the-fly angles from positions, and a fused q+k call. None of the
+// kernel entries allocates or throws (except rotate_parallel, whose parallel_for may). See
+// kernels/types.hpp for the memory contract and the pairing sketch.
 //
 // Contract shared by every entry:
 //   - geometry: rotary_dim even >= 2, offset >= 0, offset + rotary_dim <= head_dim (POSENC_ASSERT);
@@ -23,16 +24,15 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <thread>
-#include <vector>
 
+#include <posenc/core/parallel.hpp>
 #include <posenc/kernels/angles.hpp>
-#include <posenc/kernels/arm/neon/rotate.hpp>
+#include <posenc/kernels/arm/neon.hpp>
 #include <posenc/kernels/isa.hpp>
 #include <posenc/kernels/scalar/rotate.hpp>
 #include <posenc/kernels/types.hpp>
-#include <posenc/kernels/x86/avx2/rotate.hpp>
-#include <posenc/kernels/x86/avx512/rotate.hpp>
+#include <posenc/kernels/x86/avx2.hpp>
+#include <posenc/kernels/x86/avx512.hpp>
 
 namespace posenc::inline v0::kernels {
 inline namespace POSENC_KERNELS_ABI {
@@ -66,6 +66,34 @@ inline void prefetch_token(head_rows<const T> x, std::ptrdiff_t t, int head_dim)
 #else
   static_cast<void>(x), static_cast<void>(t), static_cast<void>(head_dim);
 #endif
+}
+// A token whose rows have more pairs than the per-token angle buffer holds: the angles are made
+// max_on_the_fly_pairs at a time and applied by the scalar kernel (bit-exact with every SIMD one),
+// so no pair count can overrun the buffer, in any build. Rows of more than 2048 rotated elements.
+template <storage_type T, class C>
+inline void rotate_token_wide(isa which, const rope_geometry& g, head_rows<const T> src, head_rows<T> dst,
+                              std::ptrdiff_t t, const double* inv_freq, std::int64_t position, double magnitude,
+                              rotation dir, C* cs, C* sn) noexcept {
+  const int P = g.pairs();
+  for (int k0 = 0; k0 < P; k0 += max_on_the_fly_pairs) {
+    const int k1 = std::min(P, k0 + max_on_the_fly_pairs);
+    row_angles_on(which, inv_freq + k0, k1 - k0, position, magnitude, cs, sn);
+    for (std::ptrdiff_t h = 0; h < src.heads; ++h)
+      scalar::rotate_pairs(g, src.row(t, h), dst.row(t, h), cs, sn, dir, k0, k1);
+  }
+  for (std::ptrdiff_t h = 0; h < src.heads; ++h) scalar::copy_pass_through(g, src.row(t, h), dst.row(t, h));
+}
+// Token t rotated by on-the-fly angles (the buffer cs/sn holds max_on_the_fly_pairs each).
+template <storage_type T, class C>
+inline void rotate_token_on_the_fly(isa which, const rope_geometry& g, head_rows<const T> src, head_rows<T> dst,
+                                    std::ptrdiff_t t, const double* inv_freq, std::int64_t position, double magnitude,
+                                    rotation dir, bool stream, C* cs, C* sn, bool angles_ready) noexcept {
+  if (POSENC_UNLIKELY(g.pairs() > max_on_the_fly_pairs)) {
+    rotate_token_wide(which, g, src, dst, t, inv_freq, position, magnitude, dir, cs, sn);
+    return;
+  }
+  if (!angles_ready) row_angles_on(which, inv_freq, g.pairs(), position, magnitude, cs, sn);
+  rotate_rows_on(which, g, src, dst, angle_rows<C>{cs, sn, 0}, dir, t * src.heads, (t + 1) * src.heads, stream);
 }
 inline void check_geometry(const rope_geometry& g) noexcept {
   POSENC_ASSERT(g.rotary_dim >= 2 && g.rotary_dim % 2 == 0 && g.offset >= 0 && g.offset + g.rotary_dim <= g.head_dim);
@@ -103,36 +131,68 @@ inline void rotate(const rope_geometry& g, head_rows<T> x, angle_rows<C> angles,
   rotate(g, impl::as_const(x), x, angles, dir);
 }
 
-/// rotate() split over `threads` std::threads (the caller runs one share). Runs inline when
-/// threads <= 1 or there is less than one row per thread. Starts threads, so it may throw
-/// std::system_error; use rotate_rows from an existing pool on hot paths.
+/// Work below this many bytes (rows x head_dim x element) runs inline in rotate_parallel: waking
+/// workers costs more than they save. Larger work is cut into pieces of at least this size.
+inline constexpr std::size_t parallel_min_bytes = std::size_t{256} << 10;
+
+namespace impl {
+template <storage_type T, class C, class Run>
+inline void rotate_split(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
+                         rotation dir, Run&& run) {
+  check_geometry(g);
+  POSENC_ASSERT(src.tokens == dst.tokens && src.heads == dst.heads);
+  const std::ptrdiff_t rows = src.tokens * src.heads;
+  const std::size_t bytes = static_cast<std::size_t>(rows) * static_cast<std::size_t>(g.head_dim) * sizeof(T);
+  const bool stream = wants_stream(src, dst, g.head_dim);
+  // Pieces of >= 2 * parallel_min_bytes (row order inside, what the DRAM prefetchers want), at most 64.
+  const auto pieces =
+      std::min<std::ptrdiff_t>({rows, 64, static_cast<std::ptrdiff_t>(bytes / (2 * parallel_min_bytes))});
+  if (bytes < parallel_min_bytes || pieces <= 1) {
+    rotate_rows(g, src, dst, angles, dir, 0, rows, stream);
+    return;
+  }
+  const auto n = std::max<std::ptrdiff_t>(pieces, 2);
+  run(n, [&](std::ptrdiff_t i) { rotate_rows(g, src, dst, angles, dir, rows * i / n, rows * (i + 1) / n, stream); });
+}
+}  // namespace impl
+
+/// rotate() split into row ranges run through `pf` (the caller's scheduler; empty: the default pool
+/// of core/parallel.hpp, created once). Runs inline below parallel_min_bytes. Results are
+/// bit-identical to rotate() whatever the split. Throws only what `pf` throws.
+template <storage_type T, class C>
+requires std::same_as<C, compute_t<T>>
+inline void rotate_parallel(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
+                            rotation dir, const parallel_for& pf) {
+  impl::rotate_split(g, src, dst, angles, dir, [&](std::ptrdiff_t n, auto&& fn) { run_parallel(pf, n, fn); });
+}
+
+/// rotate() on at most `threads` threads of the default pool (capped by its size; <= 1: inline).
+/// Never starts a thread per call.
 template <storage_type T, class C>
 requires std::same_as<C, compute_t<T>>
 inline void rotate_parallel(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
                             rotation dir, int threads) {
-  const std::ptrdiff_t rows = src.tokens * src.heads;
-  const std::ptrdiff_t n = std::clamp<std::ptrdiff_t>(threads, 1, std::max<std::ptrdiff_t>(rows, 1));
-  const bool stream = impl::wants_stream(src, dst, g.head_dim);
-  std::vector<std::jthread> pool;
-  pool.reserve(static_cast<std::size_t>(n - 1));
-  for (std::ptrdiff_t i = 1; i < n; ++i) {
-    pool.emplace_back([=, &g] { rotate_rows(g, src, dst, angles, dir, rows * i / n, rows * (i + 1) / n, stream); });
-  }
-  rotate_rows(g, src, dst, angles, dir, 0, rows / n, stream);
+  impl::rotate_split(g, src, dst, angles, dir, [&](std::ptrdiff_t n, auto&& fn) {
+    if (threads <= 1) {
+      for (std::ptrdiff_t i = 0; i < n; ++i) fn(i);
+    } else {
+      default_pool().run(n, task_ref(fn), threads);
+    }
+  });
 }
 
 /// On-the-fly angles: token t is rotated by M * (cos, sin)(positions[t] * inv_freq[k]), computed
 /// per token (vectorised, double range reduction) instead of read from a table, for positions no
 /// table covers. fp32 angles are within 2e-7 (absolute, times M) of exact at any |position| < 2^31
 /// and stay correct beyond; double storage uses compute_angles (DESIGN §5). `inv_freq` has
-/// g.pairs() entries, g.pairs() <= max_on_the_fly_pairs.
+/// g.pairs() entries. Rows of more than max_on_the_fly_pairs pairs are handled in slices (slower,
+/// same results): no pair count can overrun the per-token buffer.
 template <storage_type T>
 inline void rotate_positions(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, const double* inv_freq,
                              const std::int64_t* positions, double magnitude,
                              rotation dir = rotation::forward) noexcept {
   using C = compute_t<T>;
   impl::check_geometry(g);
-  POSENC_ASSERT(g.pairs() <= max_on_the_fly_pairs);
   const isa which = active_isa();
   const bool stream = impl::wants_stream(src, dst, g.head_dim);
   const bool large =
@@ -141,9 +201,8 @@ inline void rotate_positions(const rope_geometry& g, head_rows<const T> src, hea
   alignas(64) C cs[2 * max_on_the_fly_pairs];
   for (std::ptrdiff_t t = 0; t < src.tokens; ++t) {
     if (large && t + 1 < src.tokens) impl::prefetch_token(src, t + 1, g.head_dim);
-    impl::row_angles_on(which, inv_freq, g.pairs(), positions[t], magnitude, cs, cs + max_on_the_fly_pairs);
-    impl::rotate_rows_on(which, g, src, dst, angle_rows<C>{cs, cs + max_on_the_fly_pairs, 0}, dir, t * src.heads,
-                         (t + 1) * src.heads, stream);
+    impl::rotate_token_on_the_fly(which, g, src, dst, t, inv_freq, positions[t], magnitude, dir, stream, cs,
+                                  cs + max_on_the_fly_pairs, false);
   }
 }
 
@@ -177,14 +236,16 @@ inline void rotate_qk(const rope_geometry& g, head_rows<T> q, head_rows<T> k, co
                       const std::int64_t* positions, double magnitude, rotation dir = rotation::forward) noexcept {
   using C = compute_t<T>;
   impl::check_geometry(g);
-  POSENC_ASSERT(q.tokens == k.tokens && g.pairs() <= max_on_the_fly_pairs);
+  POSENC_ASSERT(q.tokens == k.tokens);
   const isa which = active_isa();
   alignas(64) C cs[2 * max_on_the_fly_pairs];
-  const angle_rows<C> row{cs, cs + max_on_the_fly_pairs, 0};
+  C* sn = cs + max_on_the_fly_pairs;
   for (std::ptrdiff_t t = 0; t < q.tokens; ++t) {
-    impl::row_angles_on(which, inv_freq, g.pairs(), positions[t], magnitude, cs, cs + max_on_the_fly_pairs);
-    impl::rotate_rows_on(which, g, impl::as_const(q), q, row, dir, t * q.heads, (t + 1) * q.heads, false);
-    impl::rotate_rows_on(which, g, impl::as_const(k), k, row, dir, t * k.heads, (t + 1) * k.heads, false);
+    impl::rotate_token_on_the_fly(which, g, impl::as_const(q), q, t, inv_freq, positions[t], magnitude, dir, false, cs,
+                                  sn, false);
+    // k reuses q's angles (computed once per token) unless the row was too wide to keep them.
+    impl::rotate_token_on_the_fly(which, g, impl::as_const(k), k, t, inv_freq, positions[t], magnitude, dir, false, cs,
+                                  sn, g.pairs() <= max_on_the_fly_pairs);
   }
 }
 

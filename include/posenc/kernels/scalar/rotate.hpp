@@ -10,6 +10,7 @@
 #include <cstddef>
 
 #include <posenc/core/assert.hpp>
+#include <posenc/kernels/angle_math.hpp>
 #include <posenc/kernels/isa.hpp>
 #include <posenc/kernels/types.hpp>
 
@@ -17,15 +18,39 @@ namespace posenc::inline v0::kernels {
 inline namespace POSENC_KERNELS_ABI {
 namespace scalar {
 
-/// x, rounded and materialised: the compiler may not fuse the product that produced it.
-template <class F>
-POSENC_FORCE_INLINE F rounded(F x) noexcept {
-#if (defined(__GNUC__) || defined(__clang__)) && POSENC_ARCH_X86_64
-  asm("" : "+x"(x));
-#elif (defined(__GNUC__) || defined(__clang__)) && POSENC_ARCH_AARCH64
-  asm("" : "+w"(x));
-#endif
-  return x;
+using kernels::rounded;  // kernels/angle_math.hpp: a product the compiler may not fuse
+
+/// Rotates pairs [k0, k1) of one head row's rotary slice, pair k by cos[k - k0] and sin[k - k0];
+/// nothing else of the row is touched. rotate_row is this over every pair; the on-the-fly entries
+/// use it for rows with more pairs than their per-token angle buffer holds.
+template <storage_type T, class C>
+inline void rotate_pairs(const rope_geometry& g, const T* src, T* dst, const C* cos, const C* sin, rotation dir, int k0,
+                         int k1) noexcept {
+  using F = compute_t<T>;
+  const int P = g.pairs();
+  const int step = g.layout == pairing::interleaved ? 2 : 1;
+  const int second = g.layout == pairing::interleaved ? 1 : P;
+  const T* s = src + g.offset;
+  T* d = dst + g.offset;
+  for (int k = k0; k < k1; ++k) {
+    const int i0 = k * step;
+    const int i1 = i0 + second;
+    const F a = load(s[i0]);
+    const F b = load(s[i1]);
+    const F c = static_cast<F>(cos[k - k0]);
+    const F sn = dir == rotation::forward ? static_cast<F>(sin[k - k0]) : -static_cast<F>(sin[k - k0]);
+    const F ac = rounded(a * c), bs = rounded(b * sn), as = rounded(a * sn), bc = rounded(b * c);
+    store(d[i0], ac - bs);
+    store(d[i1], as + bc);
+  }
+}
+
+/// Copies the elements outside the rotary slice (out-of-place rotation; nothing when src == dst).
+template <storage_type T>
+inline void copy_pass_through(const rope_geometry& g, const T* src, T* dst) noexcept {
+  if (src == dst) return;
+  for (int i = 0; i < g.offset; ++i) dst[i] = src[i];
+  for (int i = g.offset + g.rotary_dim; i < g.head_dim; ++i) dst[i] = src[i];
 }
 
 /// Rotates one head row: dst = R(angles) src over the rotary slice; when dst != src the elements
@@ -35,27 +60,8 @@ template <storage_type T, class C>
 inline void rotate_row(const rope_geometry& g, const T* src, T* dst, const C* cos, const C* sin, rotation dir,
                        bool stream = false) noexcept {
   static_cast<void>(stream);
-  using F = compute_t<T>;
-  const int P = g.pairs();
-  const int step = g.layout == pairing::interleaved ? 2 : 1;
-  const int second = g.layout == pairing::interleaved ? 1 : P;
-  const T* s = src + g.offset;
-  T* d = dst + g.offset;
-  for (int k = 0; k < P; ++k) {
-    const int i0 = k * step;
-    const int i1 = i0 + second;
-    const F a = load(s[i0]);
-    const F b = load(s[i1]);
-    const F c = static_cast<F>(cos[k]);
-    const F sn = dir == rotation::forward ? static_cast<F>(sin[k]) : -static_cast<F>(sin[k]);
-    const F ac = rounded(a * c), bs = rounded(b * sn), as = rounded(a * sn), bc = rounded(b * c);
-    store(d[i0], ac - bs);
-    store(d[i1], as + bc);
-  }
-  if (src != dst) {
-    for (int i = 0; i < g.offset; ++i) dst[i] = src[i];
-    for (int i = g.offset + g.rotary_dim; i < g.head_dim; ++i) dst[i] = src[i];
-  }
+  scalar::rotate_pairs(g, src, dst, cos, sin, dir, 0, g.pairs());
+  scalar::copy_pass_through(g, src, dst);
 }
 
 /// Rotates rows [row_begin, row_end) of the token-major row order (row r = token r / heads, head

@@ -1,0 +1,169 @@
+// posenc/kernels/drivers/rotate.inl — the rotation kernel, written once over an ISA's operations
+// (ops/generic.hpp lists them). No include guard: kernels/<isa>.hpp includes it inside that ISA's
+// namespace and target region, after its ops; every name below resolves to that ISA's operations.
+//
+// Same functions, order and contract as kernels/scalar/rotate.hpp (the oracle), bit-exact with it:
+// every product goes through mul_rounded, a*c - b*s and a*s + b*c, never an FMA.
+
+/// Pairs [k, kend) one vector at a time, then a partial vector: the part of a row the two-vector
+/// loop of rotate_heads leaves (interleaved: kend - k < lanes pairs). Out of line: most rows never
+/// get here. (Peeling pairs up to vector alignment for misaligned rows, through this function, was
+/// measured 1.5-2x slower than unaligned loads and stores on Zen 4, so rows run unaligned.)
+template <pairing Layout, bool Inverse, bool Stream, storage_type T, class C>
+__attribute__((noinline)) void rotate_rest(int P, int k, int kend, const T* s, T* d, const C* cos,
+                                           const C* sin) noexcept {
+  using V = vec<T>;
+  constexpr int L = lanes<T>;
+  const V neg = sign_mask(V{}, Inverse);
+  if constexpr (Layout == pairing::half_split) {
+    for (; k + L <= kend; k += L) {
+      const V a = load(s + k), b = load(s + k + P), c = load(cos + k), sn = flip(load(sin + k), neg);
+      put<Stream>(d + k, sub(mul_rounded(a, c), mul_rounded(b, sn)));
+      put<Stream>(d + k + P, add(mul_rounded(a, sn), mul_rounded(b, c)));
+    }
+    if (const int n = kend - k; n > 0) {
+      const V a = load_n(s + k, n), b = load_n(s + k + P, n), c = load_n(cos + k, n),
+              sn = flip(load_n(sin + k, n), neg);
+      store_n(d + k, sub(mul_rounded(a, c), mul_rounded(b, sn)), n);
+      store_n(d + k + P, add(mul_rounded(a, sn), mul_rounded(b, c)), n);
+    }
+  } else if (const int n = kend - k; n > 0) {
+    const V odd = even_sign(V{});
+    const int n0 = 2 * n < L ? 2 * n : L, n1 = 2 * n - n0;
+    const V x0 = load_n(s + 2 * k, n0), x1 = n1 > 0 ? load_n(s + 2 * k + L, n1) : V{}, c = load_n(cos + k, n),
+            sn = flip(load_n(sin + k, n), neg);
+    store_n(d + 2 * k, add(mul_rounded(x0, dup_lo(c)), mul_rounded(swap_pairs(x0), flip(dup_lo(sn), odd))), n0);
+    if (n1 > 0) {
+      store_n(d + 2 * k + L, add(mul_rounded(x1, dup_hi(c)), mul_rounded(swap_pairs(x1), flip(dup_hi(sn), odd))), n1);
+    }
+  }
+}
+
+/// The rotary slices of n rows of one token (row i at s + i * ss, written to d + i * ds): 2L
+/// half_split or L interleaved pairs per step, two vectors each, then rotate_rest. by_block: pair
+/// block by pair block, the angles of a block loaded (and shuffled) once for all n rows; else row
+/// by row (sequential lines: what streaming stores and the DRAM prefetchers want).
+template <pairing Layout, bool Inverse, bool Stream, storage_type T, class C>
+POSENC_OPS_INLINE void rotate_heads(int P, const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds, std::ptrdiff_t n,
+                                    const C* cos, const C* sin, bool by_block) noexcept {
+  using V = vec<T>;
+  constexpr int L = lanes<T>, step = Layout == pairing::half_split ? 2 * L : L;
+  const std::ptrdiff_t rows = by_block ? n : 1;  // rows per pair block
+  int k = 0;
+  for (std::ptrdiff_t r = 0; r < n; r += rows) {
+    for (k = 0; k + step <= P; k += step) {
+      V c0, c1, s0, s1;
+      if constexpr (Layout == pairing::half_split) {
+        pair_angles(s, cos + k, c0, c1), pair_angles(s, sin + k, s0, s1);
+        if constexpr (Inverse) s0 = flip(s0, sign_mask(V{}, true)), s1 = flip(s1, sign_mask(V{}, true));
+      } else {
+        // Even lanes take -sin (forward) or +sin (inverse): one sign flip covers direction and pairing.
+        const V odd = Inverse ? flip(even_sign(V{}), sign_mask(V{}, true)) : even_sign(V{});
+        dup_angles(s, cos + k, c0, c1), dup_angles(s, sin + k, s0, s1);
+        s0 = flip(s0, odd), s1 = flip(s1, odd);
+      }
+      for (std::ptrdiff_t i = r; i < r + rows; ++i) {
+        const T* x = s + i * ss;
+        T* y = d + i * ds;
+        V x0, x1;
+        if constexpr (Layout == pairing::half_split) {
+          V b0, b1;
+          load2(x + k, x0, x1), load2(x + k + P, b0, b1);
+          store2<Stream>(y + k, sub(mul_rounded(x0, c0), mul_rounded(b0, s0)),
+                         sub(mul_rounded(x1, c1), mul_rounded(b1, s1)));
+          store2<Stream>(y + k + P, add(mul_rounded(x0, s0), mul_rounded(b0, c0)),
+                         add(mul_rounded(x1, s1), mul_rounded(b1, c1)));
+        } else {
+          load2(x + 2 * k, x0, x1);
+          store2<Stream>(y + 2 * k, add(mul_rounded(x0, c0), mul_rounded(swap_pairs(x0), s0)),
+                         add(mul_rounded(x1, c1), mul_rounded(swap_pairs(x1), s1)));
+        }
+      }
+    }
+  }
+  if (k < P) {
+    for (std::ptrdiff_t i = 0; i < n; ++i)
+      rotate_rest<Layout, Inverse, Stream>(P, k, P, s + i * ss, d + i * ds, cos, sin);
+  }
+}
+
+/// Rows [row_begin, row_end) with every per-call decision (layout, direction, streaming, pass-through
+/// copy) taken once: per token only pointer arithmetic and rotate_heads remain.
+template <pairing Layout, bool Inverse, bool Stream, storage_type T, class C>
+inline void rotate_range(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
+                         std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
+  const int P = g.pairs(), o = g.offset, end = o + g.rotary_dim;
+  const bool copy = src.data != dst.data && (o > 0 || end < g.head_dim);
+  // Block order where it pays: cache-resident ranges, and 16-bit storage (bound by arithmetic).
+  const auto bytes = static_cast<std::size_t>(row_end - row_begin) * static_cast<std::size_t>(g.head_dim) * sizeof(T);
+  const bool by_block = !Stream && (sizeof(T) == 2 || bytes <= (std::size_t{256} << 10));
+  std::ptrdiff_t t = row_begin / src.heads, h = row_begin % src.heads;
+  // No software prefetch of the next token's rows and angle row: on Zen 4 it measured slower than
+  // the hardware prefetchers for prefill and long table-mode shapes (A/B builds, same run).
+  for (std::ptrdiff_t r = row_begin; r < row_end; ++t, h = 0) {
+    const std::ptrdiff_t a = angles.index(t), n = std::min(src.heads - h, row_end - r);
+    rotate_heads<Layout, Inverse, Stream>(P, src.row(t, h) + o, dst.row(t, h) + o, src.head_stride, dst.head_stride, n,
+                                          angles.cos + a, angles.sin + a, by_block);
+    for (std::ptrdiff_t i = h; copy && i < h + n; ++i) {
+      std::memcpy(dst.row(t, i), src.row(t, i), static_cast<std::size_t>(o) * sizeof(T));
+      std::memcpy(dst.row(t, i) + end, src.row(t, i) + end, static_cast<std::size_t>(g.head_dim - end) * sizeof(T));
+    }
+    r += n;
+  }
+}
+
+/// Streaming stores need every rotary slice vector_bytes-aligned (and, half_split, its second half).
+template <class T>
+[[nodiscard]] inline bool stream_aligned(const rope_geometry& g, head_rows<T> dst) noexcept {
+  if constexpr (!has_stream) {
+    return false;
+  } else {
+    constexpr auto B = static_cast<std::ptrdiff_t>(vector_bytes), E = static_cast<std::ptrdiff_t>(sizeof(T));
+    return reinterpret_cast<std::uintptr_t>(dst.data + g.offset) % vector_bytes == 0 && dst.token_stride * E % B == 0 &&
+           dst.head_stride * E % B == 0 && (g.layout == pairing::interleaved || g.pairs() * E % B == 0);
+  }
+}
+
+template <pairing Layout, bool Stream, storage_type T, class C>
+inline void rotate_range(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
+                         rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
+  if (dir == rotation::inverse)
+    rotate_range<Layout, true, Stream>(g, src, dst, angles, row_begin, row_end);
+  else
+    rotate_range<Layout, false, Stream>(g, src, dst, angles, row_begin, row_end);
+}
+
+/// See scalar::rotate_rows. `stream`: non-temporal stores when every output row is aligned for them.
+template <storage_type T, class C>
+inline void rotate_rows(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
+                        rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end, bool stream = false) noexcept {
+  if (src.heads <= 0 || row_begin >= row_end) return;
+  stream = stream && stream_aligned(g, dst);
+  if (g.layout == pairing::half_split) {
+    if (stream)
+      rotate_range<pairing::half_split, has_stream>(g, src, dst, angles, dir, row_begin, row_end);
+    else
+      rotate_range<pairing::half_split, false>(g, src, dst, angles, dir, row_begin, row_end);
+  } else {
+    if (stream)
+      rotate_range<pairing::interleaved, has_stream>(g, src, dst, angles, dir, row_begin, row_end);
+    else
+      rotate_range<pairing::interleaved, false>(g, src, dst, angles, dir, row_begin, row_end);
+  }
+  if (stream) fence();
+}
+
+/// See scalar::rotate_row. `stream`: non-temporal stores where the output is aligned for them.
+template <storage_type T, class C>
+inline void rotate_row(const rope_geometry& g, const T* src, T* dst, const C* cos, const C* sin, rotation dir,
+                       bool stream = false) noexcept {
+  self::rotate_rows(g, head_rows<const T>{src, 1, 1, 0, 0}, head_rows<T>{dst, 1, 1, 0, 0}, angle_rows<C>{cos, sin, 0},
+                    dir, 0, 1, stream);
+}
+
+/// See scalar::rotate.
+template <storage_type T, class C>
+inline void rotate(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
+                   rotation dir) noexcept {
+  self::rotate_rows(g, src, dst, angles, dir, 0, src.tokens * src.heads);
+}

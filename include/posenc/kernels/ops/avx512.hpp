@@ -1,0 +1,142 @@
+// posenc/kernels/ops/avx512.hpp — AVX-512 (F/BW/DQ/VL) operations: 16 floats or 8 doubles per vector.
+//
+// The vocabulary is listed in ops/generic.hpp. Tails use masked loads and stores. bfloat16 rounding
+// is done with integer operations rather than VCVTNEPS2BF16, which flushes subnormals and so would
+// not be bit-exact with bfloat16::from_float (and needs AVX512_BF16, which this target does not ask).
+#pragma once
+
+#include <posenc/kernels/ops/generic.hpp>
+
+#if POSENC_HAS_X86_KERNELS
+#include <algorithm>
+#include <immintrin.h>
+#include <type_traits>
+
+#include <posenc/kernels/ops/begin_avx512.inl>
+namespace posenc::inline v0::kernels {
+inline namespace POSENC_KERNELS_ABI {
+namespace avx512 {
+namespace self = avx512;  // this ISA, for qualified calls from the drivers
+
+template <class T>
+struct vec_of {
+  using type = __m512;
+};
+template <>
+struct vec_of<double> {
+  using type = __m512d;
+};
+template <class T>
+using vec = typename vec_of<std::remove_const_t<T>>::type;
+template <class T>
+inline constexpr int lanes = std::is_same_v<std::remove_const_t<T>, double> ? 8 : 16;
+using ivec = __m512i;
+inline constexpr std::size_t vector_bytes = 64;
+inline constexpr bool has_stream = true;
+
+// clang-format off
+POSENC_OPS_INLINE __m512  set(float x)  { return _mm512_set1_ps(x); }
+POSENC_OPS_INLINE __m512d set(double x) { return _mm512_set1_pd(x); }
+POSENC_OPS_INLINE __m512  add(__m512 a, __m512 b)   { return _mm512_add_ps(a, b); }
+POSENC_OPS_INLINE __m512d add(__m512d a, __m512d b) { return _mm512_add_pd(a, b); }
+POSENC_OPS_INLINE __m512  sub(__m512 a, __m512 b)   { return _mm512_sub_ps(a, b); }
+POSENC_OPS_INLINE __m512d sub(__m512d a, __m512d b) { return _mm512_sub_pd(a, b); }
+POSENC_OPS_INLINE __m512  mul(__m512 a, __m512 b)   { return _mm512_mul_ps(a, b); }
+POSENC_OPS_INLINE __m512d mul(__m512d a, __m512d b) { return _mm512_mul_pd(a, b); }
+POSENC_OPS_INLINE __m512  max(__m512 a, __m512 b)   { return _mm512_max_ps(a, b); }
+POSENC_OPS_INLINE __m512d max(__m512d a, __m512d b) { return _mm512_max_pd(a, b); }
+POSENC_OPS_INLINE __m512  fma(__m512 a, __m512 b, __m512 c)    { return _mm512_fmadd_ps(a, b, c); }
+POSENC_OPS_INLINE __m512d fma(__m512d a, __m512d b, __m512d c) { return _mm512_fmadd_pd(a, b, c); }
+POSENC_OPS_INLINE __m512  fms(__m512 a, __m512 b, __m512 c)    { return _mm512_fmsub_ps(a, b, c); }
+POSENC_OPS_INLINE __m512d fms(__m512d a, __m512d b, __m512d c) { return _mm512_fmsub_pd(a, b, c); }
+POSENC_OPS_INLINE __m512  fnma(__m512 a, __m512 b, __m512 c)    { return _mm512_fnmadd_ps(a, b, c); }
+POSENC_OPS_INLINE __m512d fnma(__m512d a, __m512d b, __m512d c) { return _mm512_fnmadd_pd(a, b, c); }
+// A product the compiler may not fuse into an FMA (keeps the scalar kernel's two roundings).
+POSENC_OPS_INLINE __m512  mul_rounded(__m512 a, __m512 b)   { __m512 r = _mm512_mul_ps(a, b); asm("" : "+v"(r)); return r; }
+POSENC_OPS_INLINE __m512d mul_rounded(__m512d a, __m512d b) { __m512d r = _mm512_mul_pd(a, b); asm("" : "+v"(r)); return r; }
+POSENC_OPS_INLINE float  hsum(__m512 v)  { return _mm512_reduce_add_ps(v); }
+POSENC_OPS_INLINE double hsum(__m512d v) { return _mm512_reduce_add_pd(v); }
+POSENC_OPS_INLINE float  hmax(__m512 v)  { return _mm512_reduce_max_ps(v); }
+POSENC_OPS_INLINE double hmax(__m512d v) { return _mm512_reduce_max_pd(v); }
+
+POSENC_OPS_INLINE __m512  flip(__m512 a, __m512 m)    { return _mm512_xor_ps(a, m); }
+POSENC_OPS_INLINE __m512d flip(__m512d a, __m512d m)  { return _mm512_xor_pd(a, m); }
+POSENC_OPS_INLINE __m512  sign_mask(__m512, bool on)  { return on ? _mm512_set1_ps(-0.f) : _mm512_setzero_ps(); }
+POSENC_OPS_INLINE __m512d sign_mask(__m512d, bool on) { return on ? _mm512_set1_pd(-0.0) : _mm512_setzero_pd(); }
+POSENC_OPS_INLINE __m512  even_sign(__m512)  { return _mm512_castsi512_ps(_mm512_set1_epi64(0x80000000)); }
+POSENC_OPS_INLINE __m512d even_sign(__m512d) { return _mm512_castsi512_pd(_mm512_set_epi64(0, INT64_MIN, 0, INT64_MIN, 0, INT64_MIN, 0, INT64_MIN)); }
+POSENC_OPS_INLINE __m512  swap_pairs(__m512 x)  { return _mm512_permute_ps(x, 0xB1); }
+POSENC_OPS_INLINE __m512d swap_pairs(__m512d x) { return _mm512_permute_pd(x, 0x55); }
+POSENC_OPS_INLINE __m512  dup_lo(__m512 c)  { return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), c); }
+POSENC_OPS_INLINE __m512  dup_hi(__m512 c)  { return _mm512_permutexvar_ps(_mm512_setr_epi32(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15), c); }
+POSENC_OPS_INLINE __m512d dup_lo(__m512d c) { return _mm512_permutexvar_pd(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3), c); }
+POSENC_OPS_INLINE __m512d dup_hi(__m512d c) { return _mm512_permutexvar_pd(_mm512_setr_epi64(4, 4, 5, 5, 6, 6, 7, 7), c); }
+
+POSENC_OPS_INLINE __mmask16 first(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
+POSENC_OPS_INLINE __m512  load(const float* p)  { return _mm512_loadu_ps(p); }
+POSENC_OPS_INLINE __m512d load(const double* p) { return _mm512_loadu_pd(p); }
+POSENC_OPS_INLINE __m512  load(const float16* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+POSENC_OPS_INLINE __m256i f16_bits(__m512 v) { return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT); }
+POSENC_OPS_INLINE void store(float* p, __m512 v)   { _mm512_storeu_ps(p, v); }
+POSENC_OPS_INLINE void store(double* p, __m512d v) { _mm512_storeu_pd(p, v); }
+POSENC_OPS_INLINE void store(float16* p, __m512 v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), f16_bits(v)); }
+POSENC_OPS_INLINE void stream(float* p, __m512 v)   { _mm512_stream_ps(p, v); }
+POSENC_OPS_INLINE void stream(double* p, __m512d v) { _mm512_stream_pd(p, v); }
+POSENC_OPS_INLINE void stream(float16* p, __m512 v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), f16_bits(v)); }
+POSENC_OPS_INLINE void fence() { _mm_sfence(); }
+#define POSENC_OPS_NATIVE_STREAM 1
+POSENC_OPS_INLINE __m512  load_n(const float* p, int n)  { return _mm512_maskz_loadu_ps(first(n), p); }
+POSENC_OPS_INLINE __m512d load_n(const double* p, int n) { return _mm512_maskz_loadu_pd(static_cast<__mmask8>(first(n)), p); }
+POSENC_OPS_INLINE __m512  load_n(const float16* p, int n) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(first(n), p)); }
+POSENC_OPS_INLINE void store_n(float* p, __m512 v, int n)   { _mm512_mask_storeu_ps(p, first(n), v); }
+POSENC_OPS_INLINE void store_n(double* p, __m512d v, int n) { _mm512_mask_storeu_pd(p, static_cast<__mmask8>(first(n)), v); }
+POSENC_OPS_INLINE void store_n(float16* p, __m512 v, int n) { _mm256_mask_storeu_epi16(p, first(n), f16_bits(v)); }
+
+#if !defined(POSENC_KERNELS_GENERIC_BF16)
+#define POSENC_OPS_NATIVE_BF16 1
+POSENC_OPS_INLINE __m512 bf16_widen(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
+// RNE as x + 0x7fff + odd (odd as a lane mask, as in the AVX2 ops); NaN made quiet by setting bit 22.
+POSENC_OPS_INLINE __m256i bf16_bits(__m512 v) {
+  const __m512i x = _mm512_castps_si512(v), up = _mm512_add_epi32(x, _mm512_set1_epi32(0x7fff));
+  const __m512i rne = _mm512_mask_add_epi32(up, _mm512_test_epi32_mask(x, _mm512_set1_epi32(0x10000)), up, _mm512_set1_epi32(1));
+  const __m512i r = _mm512_mask_or_epi32(rne, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), x, _mm512_set1_epi32(0x400000));
+  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
+}
+POSENC_OPS_INLINE __m512 load(const bfloat16* p) { return bf16_widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+POSENC_OPS_INLINE __m512 load_n(const bfloat16* p, int n) { return bf16_widen(_mm256_maskz_loadu_epi16(first(n), p)); }
+POSENC_OPS_INLINE void store(bfloat16* p, __m512 v)  { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bf16_bits(v)); }
+POSENC_OPS_INLINE void stream(bfloat16* p, __m512 v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), bf16_bits(v)); }
+POSENC_OPS_INLINE void store_n(bfloat16* p, __m512 v, int n) { _mm256_mask_storeu_epi16(p, first(n), bf16_bits(v)); }
+#endif
+
+// Angle operations (kernels/drivers/angles.inl).
+POSENC_OPS_INLINE __m512d nearest(__m512d x) { return _mm512_roundscale_pd(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+POSENC_OPS_INLINE unsigned far_lanes(__m512d k, double limit) { return _mm512_cmp_pd_mask(_mm512_abs_pd(k), set(limit), _CMP_NLT_UQ); }
+POSENC_OPS_INLINE __m512  narrow(__m512d a, __m512d b) { return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(a)), _mm512_cvtpd_ps(b), 1); }
+POSENC_OPS_INLINE __m512i quadrants(__m512d a, __m512d b) { return _mm512_inserti32x8(_mm512_castsi256_si512(_mm512_cvtpd_epi32(a)), _mm512_cvtpd_epi32(b), 1); }
+POSENC_OPS_INLINE void store_narrow(float* p, __m512d v) { _mm256_storeu_ps(p, _mm512_cvtpd_ps(v)); }
+POSENC_OPS_INLINE void by_quadrant(__m512d q, __m512d sp, __m512d cp, __m512d& s, __m512d& c) {
+  const __m512i qi = _mm512_cvtpd_epi64(q), one = _mm512_set1_epi64(1), two = _mm512_set1_epi64(2);
+  const __mmask8 swap = _mm512_test_epi64_mask(qi, one);
+  const __m512d sneg = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_and_si512(qi, two), 62));
+  const __m512d cneg = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_and_si512(_mm512_add_epi64(qi, one), two), 62));
+  s = _mm512_xor_pd(_mm512_mask_blend_pd(swap, sp, cp), sneg);
+  c = _mm512_xor_pd(_mm512_mask_blend_pd(swap, cp, sp), cneg);
+}
+POSENC_OPS_INLINE void by_quadrant(__m512i q, __m512 sp, __m512 cp, __m512& s, __m512& c) {
+  const __m512i one = _mm512_set1_epi32(1), two = _mm512_set1_epi32(2);
+  const __mmask16 swap = _mm512_test_epi32_mask(q, one);
+  const __m512 sneg = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_and_si512(q, two), 30));
+  const __m512 cneg = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_and_si512(_mm512_add_epi32(q, one), two), 30));
+  s = _mm512_xor_ps(_mm512_mask_blend_ps(swap, sp, cp), sneg);
+  c = _mm512_xor_ps(_mm512_mask_blend_ps(swap, cp, sp), cneg);
+}
+// clang-format on
+
+#include <posenc/kernels/ops/generic.inl>
+
+}  // namespace avx512
+}  // namespace POSENC_KERNELS_ABI
+}  // namespace posenc::inline v0::kernels
+#include <posenc/kernels/ops/end_target.inl>
+#endif  // POSENC_HAS_X86_KERNELS
