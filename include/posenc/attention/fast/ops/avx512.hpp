@@ -1,12 +1,13 @@
-// posenc/attention/fast/ops/avx512.hpp — AVX-512 operations (16 floats per vector) for the attention
-// tile microkernels: a target region plus the ABI-tagged namespace attention_kernels::avx512, into
-// which the one algorithm, fast/tile-inl.hpp, is included. Zen 4 runs 512-bit FMAs double-pumped:
-// the same FLOP/cycle peak as AVX2, with half the instructions and twice the registers' reach.
+// posenc/attention/fast/ops/avx512.hpp — AVX-512 operations (16 floats per vector) for the attention tile microkernels:
+// the shared per-ISA operations layer (kernels/ops/avx512.hpp, namespace kernels::avx512) plus the few operations only
+// attention needs (min, reductions, the exp pieces), in the avx512 target region and the ABI-tagged namespace
+// attention_kernels::avx512, into which the one algorithm, fast/tile-inl.hpp, is included. Zen 4 runs 512-bit FMAs
+// double-pumped: the same FLOP/cycle peak as AVX2, with half the instructions and twice the registers.
 #pragma once
 
 #include <posenc/attention/fast/tile_kernels.hpp>
 #include <posenc/core/half.hpp>
-#include <posenc/kernels/isa.hpp>
+#include <posenc/kernels/ops/avx512.hpp>
 
 #if POSENC_HAS_X86_KERNELS
 #include <cstddef>
@@ -14,39 +15,38 @@
 #include <immintrin.h>
 #include <type_traits>
 
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma,f16c"))), \
-                             apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,fma,f16c")
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*() (GCC bug 105593).
+#include <posenc/kernels/ops/begin_avx512.inl>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"  // GCC 12 intrinsics that start from undefined vectors
 #endif
-
 namespace posenc::inline v0::attention_kernels {
 inline namespace POSENC_KERNELS_ABI {
 namespace avx512 {
 
-using vf = __m512;
-static constexpr int L = 16;
+namespace ops = ::posenc::kernels::avx512;
+using vf = ops::vec<float>;
+static constexpr int L = ops::lanes<float>;
 static constexpr int ops_qk_mr = 6;  // 6 rows x 4 vectors = 24 accumulators of 32 registers
 static constexpr int ops_pv_mr = 6;
 
 // clang-format off
-static inline vf zero() { return _mm512_setzero_ps(); }
-static inline vf set1(float f) { return _mm512_set1_ps(f); }
-static inline vf load(const float* p) { return _mm512_loadu_ps(p); }
-static inline void store(float* p, vf v) { _mm512_storeu_ps(p, v); }
-static inline vf fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
-static inline vf mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
-static inline vf add(vf a, vf b) { return _mm512_add_ps(a, b); }
-static inline vf sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+// From the shared operations layer (kernels/ops/avx512.hpp).
+static inline vf zero() { return ops::set(0.0f); }
+static inline vf set1(float f) { return ops::set(f); }
+static inline vf load(const float* p) { return ops::load(p); }
+static inline void store(float* p, vf v) { ops::store(p, v); }
+static inline vf fmadd(vf a, vf b, vf c) { return ops::fma(a, b, c); }
+static inline vf mul(vf a, vf b) { return ops::mul(a, b); }
+static inline vf add(vf a, vf b) { return ops::add(a, b); }
+static inline vf sub(vf a, vf b) { return ops::sub(a, b); }
+static inline vf max(vf a, vf b) { return ops::max(a, b); }
+static inline vf load_f(const bfloat16* p) { return ops::load(p); }
+static inline vf load_f(const float16* p) { return ops::load(p); }
+
+// Attention-only operations.
 static inline vf min(vf a, vf b) { return _mm512_min_ps(a, b); }
-static inline vf max(vf a, vf b) { return _mm512_max_ps(a, b); }
-// Halves folded with a lane shuffle (GCC 12 warns on the intrinsics that start from undefined vectors: maskz forms).
+// Halves folded with lane shuffles (maskz forms: GCC 12 warns on the ones that start from undefined vectors).
 static inline float reduce_add(vf a) {
   const __m512 h = _mm512_add_ps(a, _mm512_maskz_shuffle_f32x4(0xFFFF, a, a, 0x4E));
   const __m512 q = _mm512_add_ps(h, _mm512_maskz_shuffle_f32x4(0xFFFF, h, h, 0xB1));
@@ -61,10 +61,6 @@ static inline float reduce_max(vf a) {
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));
   return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
 }
-static inline vf load_f(const bfloat16* p) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
-}
-static inline vf load_f(const float16* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
 static inline vf round_nearest(vf x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline vf pow2(vf n) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23)); }
 static inline vf keep_ge(vf x, vf lim, vf y) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lim, _CMP_GE_OQ), y); }
@@ -77,11 +73,8 @@ static inline vf keep_ge(vf x, vf lim, vf y) { return _mm512_maskz_mov_ps(_mm512
 }  // namespace avx512
 }  // namespace POSENC_KERNELS_ABI
 }  // namespace posenc::inline v0::attention_kernels
-
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
-#pragma GCC pop_options
 #endif
+#include <posenc/kernels/ops/end_target.inl>
 #endif  // POSENC_HAS_X86_KERNELS
