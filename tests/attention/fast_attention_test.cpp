@@ -288,3 +288,36 @@ TEST_CASE("attention: invalid inputs throw before anything is written, naming th
                                       posenc::tensor_view<float>::bthd(out.data(), 1, 3, 2, 8), posenc::no_position{}),
                     Catch::Contains("k.dim (vs q.dim)"));
 }
+
+TEST_CASE("attention: out may be q's memory; strided views (dim stride 2) give the same result", "[fast]") {
+  const fast_shape s{.B = 1, .Sq = 33, .Sk = 70, .Hq = 4, .Hkv = 2, .D = 32, .Dv = 32};
+  const fast_inputs<float> in(s, 41);
+  const auto enc = posenc::combine(posenc::rope({.head_dim = 32}), posenc::alibi({.num_heads = 4}));
+  const posenc::attention_options o{.causal = true};
+  const auto ref = run_fast(in, enc, o);
+  // in place: out over the query buffer
+  std::vector<float> qo = in.q;
+  const auto qv = posenc::tensor_view<float>::bthd(qo.data(), 1, s.Sq, s.Hq, s.D);
+  using cv = posenc::tensor_view<const float>;
+  posenc::attention(qv, cv::bthd(in.k.data(), 1, s.Sk, s.Hkv, s.D), cv::bthd(in.v.data(), 1, s.Sk, s.Hkv, s.Dv), qv,
+                    enc, o);
+  CHECK(std::memcmp(qo.data(), ref.data(), ref.size() * sizeof(float)) == 0);
+  // every view with dim stride 2 (interleaved with garbage), so the packing / copy paths run
+  auto spread = [](const std::vector<float>& x) {
+    std::vector<float> y(2 * x.size(), std::numeric_limits<float>::quiet_NaN());
+    for (std::size_t i = 0; i < x.size(); ++i) y[2 * i] = x[i];
+    return y;
+  };
+  const auto q2 = spread(in.q), k2 = spread(in.k), v2 = spread(in.v);
+  std::vector<float> o2(2 * ref.size());
+  auto strided = [](auto* p, std::ptrdiff_t t, std::ptrdiff_t h, std::ptrdiff_t d) {
+    using V = posenc::tensor_view<std::remove_pointer_t<decltype(p)>>;
+    return V::strided(p, {1, t, h, d}, {2 * t * h * d, 2 * h * d, 2 * d, 2});
+  };
+  posenc::attention(strided(q2.data(), s.Sq, s.Hq, s.D), strided(k2.data(), s.Sk, s.Hkv, s.D),
+                    strided(v2.data(), s.Sk, s.Hkv, s.Dv), strided(o2.data(), s.Sq, s.Hq, s.Dv), enc, o);
+  std::vector<float> got(ref.size());
+  for (std::size_t i = 0; i < got.size(); ++i) got[i] = o2[2 * i];
+  const posenc::attention_mask mask(o, 1, s.Sq, s.Sk);
+  POSENC_CHECK_CLOSE(got, ref, 2 * fast_bound * (1 + logit_bound(in, enc, o, mask)) * in.vmax(), 0);
+}
