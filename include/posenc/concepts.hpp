@@ -62,6 +62,26 @@ concept score_bias_encoding = positional_encoding<E> &&
   { e.bias(h, i, j) } -> std::convertible_to<double>;
 };
 
+/// Distances d = pos_k - pos_q at or beyond which a distance-indexed hook stops changing: the value
+/// at every d <= lo equals the value at lo, and at every d >= hi the value at hi (T5 buckets
+/// saturate, Shaw tables clip; ALiBi never does: lo = INT64_MIN, hi = INT64_MAX).
+struct distance_range {
+  std::int64_t lo = 0, hi = 0;
+};
+
+/// Refinement of hook 3 that tells a fused attention which path the bias takes: an encoder that
+/// models it has bias(h, pos_q, pos_k) == query_bias(h, pos_q) + bias_at_distance(h, pos_k - pos_q)
+/// (with the distance saturated to the int64 range), so the attention builds one per-head table
+/// over the distances a call can see instead of calling bias() per score. query_bias is a per-row
+/// constant (0 except for BLOOM-style ALiBi); it cancels in the softmax except against a sink.
+/// Score-bias encoders that do not model it take the attention's general per-tile path.
+template <class E>
+concept distance_bias_encoding = score_bias_encoding<E> && requires(const E& e, std::ptrdiff_t h, std::int64_t d) {
+  { e.bias_at_distance(h, d) } -> std::convertible_to<double>;
+  { e.query_bias(h, d) } -> std::convertible_to<double>;
+  { e.bias_distance_range() } -> std::convertible_to<distance_range>;
+};
+
 /// Hook 4 (Shaw et al. 2018, eq. 3-4). `relative_key(h, pos_q, pos_k)` is the vector aK whose dot
 /// product with q_i is added to q_i . k_j before scaling; `relative_value(h, pos_q, pos_k)` is the
 /// vector aV added to v_j in the weighted sum (an empty span when the encoder has no value term).
@@ -72,6 +92,19 @@ concept relative_kv_encoding = positional_encoding<E> &&
   { e.head_dim() } -> std::convertible_to<std::ptrdiff_t>;
   { e.relative_key(h, i, j) } -> std::convertible_to<std::span<const double>>;
   { e.relative_value(h, i, j) } -> std::convertible_to<std::span<const double>>;
+};
+
+/// Refinement of hook 4: relative_key(h, pos_q, pos_k) == relative_key_at_distance(h, pos_k - pos_q)
+/// and likewise for values, constant outside relative_distance_range(). The fused attention forms
+/// the q . aK products once per query row over that range and applies the value term through
+/// per-distance probability sums. A relative_kv encoder without it is not supported by
+/// posenc::attention (compile-time error); sdpa takes any.
+template <class E>
+concept distance_relative_kv_encoding = relative_kv_encoding<E> &&
+    requires(const E& e, std::ptrdiff_t h, std::int64_t d) {
+  { e.relative_key_at_distance(h, d) } -> std::convertible_to<std::span<const double>>;
+  { e.relative_value_at_distance(h, d) } -> std::convertible_to<std::span<const double>>;
+  { e.relative_distance_range() } -> std::convertible_to<distance_range>;
 };
 
 /// Optional: an encoder that asks the attention to multiply its softmax scale (DeepSeek YaRN's

@@ -1,5 +1,6 @@
 // posenc/attention/attention_layer.hpp — a multi-head attention layer (projections with Eigen) that
-// runs every encoder family through one call: hook 1 on its input, hooks 2-4 through sdpa().
+// runs every encoder family through one call: hook 1 on its input, hooks 2-4 through the attention
+// (the fused posenc::attention for float layers, sdpa for double ones).
 //
 // y = softmax-attention(x' W_q^T + b_q, x' W_k^T + b_k, x' W_v^T + b_v) W_o^T + b_o with
 // x'[t] = x[t] + PE(pos[t]) for additive encoders (learned, sinusoidal), per DESIGN §3. A reference
@@ -15,6 +16,7 @@
 
 #include <Eigen/Core>
 
+#include <posenc/attention/attention.hpp>
 #include <posenc/attention/eigen_interop.hpp>
 #include <posenc/attention/kv_cache.hpp>
 #include <posenc/attention/options.hpp>
@@ -84,14 +86,14 @@ class attention_layer {
   /// positions are the `positions` argument. Throws shape_error for mismatched sizes.
   template <positional_encoding E>
   [[nodiscard]] matrix forward(const E& enc, const Eigen::Ref<const matrix>& x, std::span<const std::int64_t> positions,
-                               attention_options options = {}) const {
+                               attention_options options = {}, const fast_attention_options& fast = {}) const {
     const auto S = static_cast<std::ptrdiff_t>(x.rows());
     project p = projections(enc, x, positions);
     matrix out(S, cfg_.num_heads * dv_);
     options.query_positions = positions;
     options.key_positions = positions;
-    sdpa(as_heads(p.q, cfg_.num_heads, cfg_.head_dim), as_heads(p.k, hkv_, cfg_.head_dim), as_heads(p.v, hkv_, dv_),
-         as_heads(out, cfg_.num_heads, dv_), enc, options);
+    detail::attend_fast_or_reference(as_heads(p.q, cfg_.num_heads, cfg_.head_dim), as_heads(p.k, hkv_, cfg_.head_dim),
+                                     as_heads(p.v, hkv_, dv_), as_heads(out, cfg_.num_heads, dv_), enc, options, fast);
     return output(out);
   }
 
@@ -101,7 +103,8 @@ class attention_layer {
   /// cache reported cache_event::dropped (re-run the whole context; see kv_cache).
   template <positional_encoding E>
   [[nodiscard]] matrix forward(const E& enc, const Eigen::Ref<const matrix>& x, std::span<const std::int64_t> positions,
-                               kv_cache<T>& cache, attention_options options = {}) const {
+                               kv_cache<T>& cache, attention_options options = {},
+                               const fast_attention_options& fast = {}) const {
     const auto S = static_cast<std::ptrdiff_t>(x.rows());
     project p = projections(enc, x, positions);
     if (cache.append(enc, as_heads(p.k, hkv_, cfg_.head_dim), as_heads(p.v, hkv_, dv_), positions) ==
@@ -109,7 +112,7 @@ class attention_layer {
       return matrix(0, cfg_.model_dim);
     matrix out(S, cfg_.num_heads * dv_);
     cache.attend(enc, as_heads(p.q, cfg_.num_heads, cfg_.head_dim), as_heads(out, cfg_.num_heads, dv_), positions,
-                 options);
+                 options, fast);
     return output(out);
   }
 

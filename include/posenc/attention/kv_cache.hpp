@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <posenc/attention/attention.hpp>
 #include <posenc/attention/options.hpp>
 #include <posenc/attention/sdpa.hpp>
 #include <posenc/concepts.hpp>
@@ -97,6 +98,18 @@ constexpr int other_qk_parts() {
            other_qk_parts<std::remove_cvref_t<decltype(std::declval<const E&>().second())>>();
   else
     return qk_transform_encoding<E> ? 1 : 0;
+}
+
+/// The attention of a float cache / layer is the fused posenc::attention; double ones keep the
+/// double-precision sdpa (posenc::attention computes in fp32 only), and so do encoders the fused
+/// path cannot take (a relative_kv hook not in distance form).
+template <class T, class Q, class K, class V, class E>
+void attend_fast_or_reference(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<T> out, const E& enc,
+                              const attention_options& o, const fast_attention_options& fast) {
+  if constexpr (std::is_same_v<T, float> && fast_detail::all_relative_kv_by_distance<E>())
+    attention(q, k, v, out, enc, o, fast);
+  else
+    sdpa(q, k, v, out, enc, o);
 }
 
 /// Calls f(rope part) when E has one.
@@ -336,11 +349,12 @@ class kv_cache {
   /// [B, Sq, Hq, Dv]. `options` may set scale, causal, sliding_window, sinks, weights; the key
   /// fields (positions, mask, lengths, segments) come from the cache and must be left empty.
   /// Queries get the encoder's transform (under the cache's frequencies when it steers a
-  /// length-dependent RoPE); cached keys are used as stored.
+  /// length-dependent RoPE); cached keys are used as stored. A float cache runs the fused
+  /// posenc::attention (`fast`: executor, workspace; `weights` is declined there), a double cache sdpa.
   template <positional_encoding E, class Q>
   requires std::same_as<std::remove_const_t<Q>, T>
   void attend(const E& enc, tensor_view<Q> q, tensor_view<T> out, std::span<const std::int64_t> q_positions,
-              attention_options options = {}) const {
+              attention_options options = {}, const fast_attention_options& fast = {}) const {
     detail::require(options.key_positions.empty() && options.query_positions.empty(), "attention.key_positions",
                     "given", "empty: the kv_cache supplies key positions (pass q_positions separately)");
     detail::require(options.key_mask.empty() && options.key_lengths.empty(), "attention.key_mask", "given",
@@ -355,7 +369,7 @@ class kv_cache {
     options.transform_keys = false;
     const bool steered = freq_.has_value() && detail::rope_parts<E>() > 0;
     if (!steered) {
-      sdpa(q, keys(), values(), out, enc, options);
+      detail::attend_fast_or_reference(q, keys(), values(), out, enc, options, fast);
       return;
     }
     detail::require_shape(static_cast<std::ptrdiff_t>(q_positions.size()) == q.batch() * q.tokens(),
@@ -365,7 +379,7 @@ class kv_cache {
     const auto qview = tensor_view<T>::bthd(qbuf.data(), q.batch(), q.tokens(), q.heads(), q.dim());
     if constexpr (qk_transform_encoding<E>) detail::apply_qk(enc, qview, q_positions, true, &*freq_);
     options.transform_queries = false;
-    sdpa(qview, keys(), values(), out, enc, options);
+    detail::attend_fast_or_reference(qview, keys(), values(), out, enc, options, fast);
   }
 
   /// StreamingLLM / context shift: keeps the first `sink_tokens` of every sequence, evicts the next

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include <posenc/concepts.hpp>
 #include <posenc/core/assert.hpp>
 #include <posenc/core/checked.hpp>
 #include <posenc/core/errors.hpp>
@@ -125,6 +126,20 @@ class alibi {
     }
     return 0.0;
   }
+
+  /// Distance form (distance_bias_encoding): bias(h, q, k) = query_bias(h, q) + bias_at_distance(h, k - q).
+  /// BLOOM's row shift m * pos_k splits into m * d plus the per-row constant m * pos_q.
+  [[nodiscard]] double bias_at_distance(std::ptrdiff_t h, std::int64_t d) const noexcept {
+    POSENC_ASSERT(h >= 0 && h < local_heads_);
+    const double m = (*slopes_)[static_cast<std::size_t>(h)];
+    return mode_ == alibi_mode::symmetric ? -m * std::fabs(static_cast<double>(d)) : m * static_cast<double>(d);
+  }
+  [[nodiscard]] double query_bias(std::ptrdiff_t h, std::int64_t pos_q) const noexcept {
+    return mode_ == alibi_mode::causal_row_shift ? (*slopes_)[static_cast<std::size_t>(h)] * static_cast<double>(pos_q)
+                                                 : 0.0;
+  }
+  /// Linear in the distance: never constant.
+  [[nodiscard]] static constexpr distance_range bias_distance_range() noexcept { return {INT64_MIN, INT64_MAX}; }
 
  private:
   alibi_mode mode_;

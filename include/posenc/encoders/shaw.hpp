@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include <posenc/concepts.hpp>
 #include <posenc/core/assert.hpp>
 #include <posenc/core/checked.hpp>
 #include <posenc/core/errors.hpp>
@@ -115,6 +116,20 @@ class shaw_relative {
     return row(tables_->value, h, index(pos_q, pos_k));
   }
 
+  /// Distance form (distance_relative_kv_encoding), d = pos_k - pos_q.
+  [[nodiscard]] std::span<const double> relative_key_at_distance(std::ptrdiff_t h, std::int64_t d) const noexcept {
+    return row(tables_->key, h, index_of_distance(d));
+  }
+  [[nodiscard]] std::span<const double> relative_value_at_distance(std::ptrdiff_t h, std::int64_t d) const noexcept {
+    if (!config_.use_value_term) return {};
+    return row(tables_->value, h, index_of_distance(d));
+  }
+  /// The tables clip (or, unclipped, are only defined) outside this range of pos_k - pos_q.
+  [[nodiscard]] distance_range relative_distance_range() const noexcept {
+    return config_.sign == shaw_sign::key_minus_query ? distance_range{-config_.k_left, config_.k_right}
+                                                      : distance_range{-config_.k_right, config_.k_left};
+  }
+
   /// For clip = false: throws config_error unless every (query, key) pair of these positions has
   /// a distance inside [-k_left, k_right]. Always passes when clip = true.
   void check_positions(std::span<const std::int64_t> q_pos, std::span<const std::int64_t> k_pos) const {
@@ -162,6 +177,11 @@ class shaw_relative {
     t->key.assign(key_table.begin(), key_table.end());
     t->value.assign(value_table.begin(), value_table.end());
     tables_ = std::move(t);
+  }
+
+  [[nodiscard]] std::int64_t index_of_distance(std::int64_t d) const noexcept {
+    const std::int64_t s = config_.sign == shaw_sign::key_minus_query ? d : (d == INT64_MIN ? INT64_MAX : -d);
+    return std::clamp(s, -config_.k_left, config_.k_right) + config_.k_left;
   }
 
   [[nodiscard]] std::span<const double> row(const std::vector<double>& table, std::ptrdiff_t h,

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include <posenc/concepts.hpp>
 #include <posenc/core/assert.hpp>
 #include <posenc/core/checked.hpp>
 #include <posenc/core/errors.hpp>
@@ -172,6 +173,19 @@ class t5_bias {
     POSENC_ASSERT(h >= 0 && h < config_.num_heads);
     const auto b = static_cast<std::ptrdiff_t>(buckets_(detail::saturating_difference(pos_k, pos_q)));
     return (*table_)[static_cast<std::size_t>(b * config_.num_heads + h)];
+  }
+
+  /// Distance form (distance_bias_encoding): bias(h, q, k) = bias_at_distance(h, k - q).
+  [[nodiscard]] double bias_at_distance(std::ptrdiff_t h, std::int64_t d) const noexcept {
+    const auto b = static_cast<std::ptrdiff_t>(buckets_(d));
+    return (*table_)[static_cast<std::size_t>(b * config_.num_heads + h)];
+  }
+  [[nodiscard]] static constexpr double query_bias(std::ptrdiff_t, std::int64_t) noexcept { return 0.0; }
+  /// Buckets saturate at the last threshold (bidirectional: both signs; causal: every d >= 0 is bucket 0).
+  [[nodiscard]] distance_range bias_distance_range() const noexcept {
+    const auto t = buckets_.thresholds();
+    const std::int64_t sat = t.empty() ? buckets_.max_exact() : t.back();
+    return {-sat, config_.bidirectional ? sat : 0};
   }
 
  private:

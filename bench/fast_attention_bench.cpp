@@ -1,0 +1,300 @@
+// bench/fast_attention_bench.cpp — posenc::attention against the limits of the machine, same run:
+// an AVX-512 FMA-peak loop (compute limit), a read-bandwidth loop over the K+V bytes (decode limit),
+// Eigen's materialised softmax(QK^T)V and the sdpa oracle. Counters: GFLOPs (2 Sq Sk D for QK^T
+// plus 2 Sq Sk Dv for PV, halved for causal) and bytes/s (K+V read once). scripts/attention-ratios
+// turns a JSON run into the README table.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <Eigen/Core>
+#include <benchmark/benchmark.h>
+
+#include <posenc/attention/attention.hpp>
+#include <posenc/attention/sdpa.hpp>
+#include <posenc/core/half.hpp>
+#include <posenc/core/parallel.hpp>
+#include <posenc/encoders/alibi.hpp>
+#include <posenc/encoders/no_position.hpp>
+#include <posenc/encoders/shaw.hpp>
+#include <posenc/encoders/t5.hpp>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace {
+
+template <class T>
+std::vector<T> filled(std::size_t n, float amp, std::uint32_t seed) {
+  std::vector<T> v(n);
+  std::uint32_t x = seed * 2654435761u + 1;
+  for (auto& e : v) {
+    x = x * 1664525u + 1013904223u;
+    e = T(amp * (static_cast<float>(x >> 8) / 8388608.0f - 1.0f));
+  }
+  return v;
+}
+
+posenc::thread_pool& pool(int threads) {
+  static posenc::thread_pool one(1), two(2);
+  return threads == 1 ? one : two;
+}
+
+// ---- anchors ----
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"), noinline)) void fma_peak_loop(std::int64_t n) {
+  const float x = 0.999f, y = 1e-4f;
+  // 24 independent vfmadd231ps chains in registers (latency 4 x 2 pipes fully covered).
+  asm volatile(
+      "vbroadcastss %[x], %%zmm30\n\t"
+      "vbroadcastss %[y], %%zmm31\n\t"
+      "vxorps %%zmm0, %%zmm0, %%zmm0\n\t"
+      "vxorps %%zmm1, %%zmm1, %%zmm1\n\t"
+      "vxorps %%zmm2, %%zmm2, %%zmm2\n\t"
+      "vxorps %%zmm3, %%zmm3, %%zmm3\n\t"
+      "vxorps %%zmm4, %%zmm4, %%zmm4\n\t"
+      "vxorps %%zmm5, %%zmm5, %%zmm5\n\t"
+      "vxorps %%zmm6, %%zmm6, %%zmm6\n\t"
+      "vxorps %%zmm7, %%zmm7, %%zmm7\n\t"
+      "vxorps %%zmm8, %%zmm8, %%zmm8\n\t"
+      "vxorps %%zmm9, %%zmm9, %%zmm9\n\t"
+      "vxorps %%zmm10, %%zmm10, %%zmm10\n\t"
+      "vxorps %%zmm11, %%zmm11, %%zmm11\n\t"
+      "vxorps %%zmm12, %%zmm12, %%zmm12\n\t"
+      "vxorps %%zmm13, %%zmm13, %%zmm13\n\t"
+      "vxorps %%zmm14, %%zmm14, %%zmm14\n\t"
+      "vxorps %%zmm15, %%zmm15, %%zmm15\n\t"
+      "vxorps %%zmm16, %%zmm16, %%zmm16\n\t"
+      "vxorps %%zmm17, %%zmm17, %%zmm17\n\t"
+      "vxorps %%zmm18, %%zmm18, %%zmm18\n\t"
+      "vxorps %%zmm19, %%zmm19, %%zmm19\n\t"
+      "vxorps %%zmm20, %%zmm20, %%zmm20\n\t"
+      "vxorps %%zmm21, %%zmm21, %%zmm21\n\t"
+      "vxorps %%zmm22, %%zmm22, %%zmm22\n\t"
+      "vxorps %%zmm23, %%zmm23, %%zmm23\n\t"
+      "1:\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm0\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm1\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm2\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm3\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm4\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm5\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm6\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm7\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm8\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm9\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm10\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm11\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm12\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm13\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm14\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm15\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm16\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm17\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm18\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm19\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm20\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm21\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm22\n\t"
+      "vfmadd231ps %%zmm30, %%zmm31, %%zmm23\n\t"
+      "dec %[n]\n\t"
+      "jnz 1b\n\t"
+      : [n] "+r"(n)
+      : [x] "m"(x), [y] "m"(y)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+        "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm30",
+        "xmm31", "cc");
+}
+
+/// One core's FMA peak at full width (AVX-512, 24 independent chains).
+void BM_anchor_fma_peak(benchmark::State& state) {
+  const std::int64_t n = 1 << 20;
+  for (auto _ : state) fma_peak_loop(n);
+  state.counters["GFLOPs"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * n * 24 * 32, benchmark::Counter::kIsRate);
+}
+
+__attribute__((target("avx512f"), noinline)) float read_loop(const float* p, std::size_t n) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  for (std::size_t i = 0; i + 64 <= n; i += 64) {
+    s0 = _mm512_add_ps(s0, _mm512_loadu_ps(p + i));
+    s1 = _mm512_add_ps(s1, _mm512_loadu_ps(p + i + 16));
+    s2 = _mm512_add_ps(s2, _mm512_loadu_ps(p + i + 32));
+    s3 = _mm512_add_ps(s3, _mm512_loadu_ps(p + i + 48));
+  }
+  alignas(64) float r[16];
+  _mm512_store_ps(r, _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+  return r[0] + r[15];
+}
+
+/// Reads range(0) MiB (the decode K+V bytes) on range(1) threads, in 64 fixed pieces.
+void BM_anchor_read_bw(benchmark::State& state) {
+  const auto bytes = static_cast<std::size_t>(state.range(0)) << 20;
+  const int threads = static_cast<int>(state.range(1));
+  std::vector<float> buf = filled<float>(bytes / 4, 1, 3);
+  const std::size_t piece = buf.size() / 64;
+  for (auto _ : state) {
+    float out[64];
+    auto task = [&](std::ptrdiff_t i) { out[i] = read_loop(buf.data() + static_cast<std::size_t>(i) * piece, piece); };
+    pool(threads).run(64, posenc::task_ref(task));
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["bytes/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(bytes),
+                                                 benchmark::Counter::kIsRate);
+}
+#endif
+
+// ---- prefill: causal, one head, Sq = Sk = S, D = 128 ----
+
+constexpr std::ptrdiff_t kD = 128;
+
+template <class E>
+void prefill(benchmark::State& state, const E& enc, int threads) {
+  const auto S = static_cast<std::ptrdiff_t>(state.range(0));
+  const auto q = filled<float>(static_cast<std::size_t>(S * kD), 1, 1), k = filled<float>(q.size(), 1, 2),
+             v = filled<float>(q.size(), 1, 3);
+  std::vector<float> out(q.size());
+  posenc::attention_workspace ws;
+  const posenc::fast_attention_options f{.executor = pool(threads).as_parallel_for(), .workspace = &ws};
+  using cv = posenc::tensor_view<const float>;
+  for (auto _ : state) {
+    posenc::attention(cv::thd(q.data(), S, 1, kD), cv::thd(k.data(), S, 1, kD), cv::thd(v.data(), S, 1, kD),
+                      posenc::tensor_view<float>::thd(out.data(), S, 1, kD), enc, {.causal = true}, f);
+    benchmark::DoNotOptimize(out.data());
+  }
+  const double flops = 4.0 * static_cast<double>(S) * static_cast<double>(S) * kD / 2;
+  state.counters["GFLOPs"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * flops, benchmark::Counter::kIsRate);
+}
+
+posenc::t5_bias make_t5() {
+  const auto t = filled<double>(32, 2, 7);
+  return posenc::t5_bias({.num_buckets = 32, .max_distance = 128, .bidirectional = false, .num_heads = 1}, t);
+}
+posenc::shaw_relative make_shaw() {
+  const auto t = filled<double>(41 * kD, 0.5, 8), u = filled<double>(41 * kD, 0.5, 9);
+  return posenc::shaw_relative(posenc::shaw_config::symmetric(20, kD), t, u);
+}
+
+void BM_prefill_none(benchmark::State& s) {
+  prefill(s, posenc::no_position{}, 1);
+}
+void BM_prefill_alibi(benchmark::State& s) {
+  prefill(s, posenc::alibi({.num_heads = 1}), 1);
+}
+void BM_prefill_t5(benchmark::State& s) {
+  prefill(s, make_t5(), 1);
+}
+void BM_prefill_shaw_kv(benchmark::State& s) {
+  prefill(s, make_shaw(), 1);
+}
+void BM_prefill_none_2threads(benchmark::State& s) {
+  prefill(s, posenc::no_position{}, 2);
+}
+
+/// Eigen's materialised softmax(QK^T)V on the same causal problem (full S x S matrix, masked).
+void BM_prefill_eigen(benchmark::State& state) {
+  const auto S = static_cast<Eigen::Index>(state.range(0));
+  using M = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const auto qv = filled<float>(static_cast<std::size_t>(S * kD), 1, 1), kv = filled<float>(qv.size(), 1, 2),
+             vv = filled<float>(qv.size(), 1, 3);
+  const Eigen::Map<const M> Q(qv.data(), S, kD), K(kv.data(), S, kD), V(vv.data(), S, kD);
+  M P(S, S), O(S, kD);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kD));
+  for (auto _ : state) {
+    P.noalias() = (Q * K.transpose()) * scale;
+    for (Eigen::Index i = 0; i < S; ++i) {
+      auto row = P.row(i);
+      for (Eigen::Index j = i + 1; j < S; ++j) row(j) = -std::numeric_limits<float>::infinity();
+      const float m = row.maxCoeff();
+      row = (row.array() - m).exp();
+      row /= row.sum();
+    }
+    O.noalias() = P * V;
+    benchmark::DoNotOptimize(O.data());
+  }
+  const double flops = 4.0 * static_cast<double>(S) * static_cast<double>(S) * kD / 2;
+  state.counters["GFLOPs"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * flops, benchmark::Counter::kIsRate);
+}
+
+/// The oracle on the same problem (double accumulation, one materialised row at a time).
+void BM_prefill_sdpa(benchmark::State& state) {
+  const auto S = static_cast<std::ptrdiff_t>(state.range(0));
+  const auto q = filled<float>(static_cast<std::size_t>(S * kD), 1, 1), k = filled<float>(q.size(), 1, 2),
+             v = filled<float>(q.size(), 1, 3);
+  std::vector<float> out(q.size());
+  using cv = posenc::tensor_view<const float>;
+  for (auto _ : state) {
+    posenc::sdpa(cv::thd(q.data(), S, 1, kD), cv::thd(k.data(), S, 1, kD), cv::thd(v.data(), S, 1, kD),
+                 posenc::tensor_view<float>::thd(out.data(), S, 1, kD), posenc::no_position{}, {.causal = true});
+    benchmark::DoNotOptimize(out.data());
+  }
+  const double flops = 4.0 * static_cast<double>(S) * static_cast<double>(S) * kD / 2;
+  state.counters["GFLOPs"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * flops, benchmark::Counter::kIsRate);
+}
+
+// ---- decode: one token, Hq = 32, Hkv = 8, D = 128, range(0) cached tokens ----
+
+template <class T>
+void decode(benchmark::State& state) {
+  const auto L = static_cast<std::ptrdiff_t>(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  constexpr std::ptrdiff_t Hq = 32, Hkv = 8;
+  const auto q = filled<float>(Hq * kD, 1, 1);
+  const auto k = filled<T>(static_cast<std::size_t>(L * Hkv * kD), 1, 2), v = filled<T>(k.size(), 1, 3);
+  std::vector<float> out(q.size());
+  posenc::attention_workspace ws;
+  const posenc::fast_attention_options f{.executor = pool(threads).as_parallel_for(), .workspace = &ws};
+  using tv = posenc::tensor_view<const T>;
+  for (auto _ : state) {
+    posenc::attention(posenc::tensor_view<const float>::thd(q.data(), 1, Hq, kD), tv::thd(k.data(), L, Hkv, kD),
+                      tv::thd(v.data(), L, Hkv, kD), posenc::tensor_view<float>::thd(out.data(), 1, Hq, kD),
+                      posenc::no_position{}, {.causal = true}, f);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["bytes/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(k.size() * sizeof(T)),
+                         benchmark::Counter::kIsRate);
+}
+
+void BM_decode_fp32(benchmark::State& s) {
+  decode<float>(s);
+}
+void BM_decode_bf16(benchmark::State& s) {
+  decode<posenc::bfloat16>(s);
+}
+
+}  // namespace
+
+// Debug builds (the dev preset's smoke run) use small shapes; release builds the shapes.
+#if defined(NDEBUG)
+constexpr std::int64_t kPrefill = 4096, kCached = 32768, kMiB32 = 256, kMiB16 = 128;
+#else
+constexpr std::int64_t kPrefill = 256, kCached = 1024, kMiB32 = 8, kMiB16 = 4;
+#endif
+
+#if defined(__x86_64__)
+BENCHMARK(BM_anchor_fma_peak)->Unit(benchmark::kMillisecond);
+// K+V bytes of the decode shapes: fp32 256 MiB, bf16 128 MiB (32768 tokens x 8 heads x 128 x 2)
+BENCHMARK(BM_anchor_read_bw)
+    ->Args({kMiB32, 1})
+    ->Args({kMiB16, 1})
+    ->Args({kMiB32, 2})
+    ->Args({kMiB16, 2})
+    ->Unit(benchmark::kMillisecond);
+#endif
+BENCHMARK(BM_prefill_none)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_prefill_alibi)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_prefill_t5)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_prefill_shaw_kv)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_prefill_none_2threads)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_prefill_eigen)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_prefill_sdpa)->Arg(kPrefill)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_decode_fp32)->Args({kCached, 1})->Args({kCached, 2})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_decode_bf16)->Args({kCached, 1})->Args({kCached, 2})->Unit(benchmark::kMillisecond);

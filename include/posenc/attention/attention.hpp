@@ -1,0 +1,48 @@
+// posenc/attention/attention.hpp — posenc::attention, the fast fused attention beside the sdpa oracle.
+//
+// Same arguments and semantics as sdpa (attention/sdpa.hpp) for every option — masks on positions,
+// padding, packing, sinks, explicit or bottom-right positions, GQA/MQA, scale x the encoder's
+// softmax multiplier, transform_queries/keys — computed by a tiled online-softmax kernel
+// (attention/fast/driver.hpp) that evaluates every encoder hook inside the tiles and never forms an
+// Sq x Sk matrix. Differences from sdpa: fp32 arithmetic (q, out float; k, v float, bfloat16 or
+// float16), the `weights` output is declined (config_error), execution knobs in a trailing argument.
+//
+// Accuracy (tests/attention/fast_attention_test.cpp, every case): with A = max |logit| of the
+// call (scale * |q.k| + |bias|), every output element satisfies
+//     |out - sdpa| <= 5e-7 * (1 + A) * max_j (|v_j| + |aV|)
+// against sdpa run on the same (rounded) inputs in double. The vectorised exp is within 1.2e-7
+// (relative) of exp; float dot products of length D are within D * 2^-24 of the exact ones.
+#pragma once
+
+#include <concepts>
+#include <type_traits>
+
+#include <posenc/attention/fast/driver.hpp>
+#include <posenc/attention/fast/options.hpp>
+#include <posenc/attention/fast/workspace.hpp>
+#include <posenc/attention/options.hpp>
+#include <posenc/concepts.hpp>
+#include <posenc/core/tensor_view.hpp>
+
+namespace posenc::inline v0 {
+
+/// Fused attention: `q` [B, Sq, Hq, D] float, `k` [B, Sk, Hkv, D] and `v` [B, Sk, Hkv, Dv] float,
+/// bfloat16 or float16 (any strides; unit dim stride is the fast case), `out` [B, Sq, Hq, Dv] float
+/// (may be the memory of q, never overlap k or v). Throws what sdpa throws, plus config_error for
+/// `attention.weights` and invalid `fast_attention.*` fields, before writing anything.
+///
+///   posenc::attention(q, k, v, out, posenc::combine(rope, alibi), {.causal = true});
+///   posenc::attention(q, k, v, out, enc, opts, {.executor = my_pool, .workspace = &ws});
+template <class Q, class K, class V, positional_encoding E>
+requires std::same_as < std::remove_const_t<Q>,
+float >
+    &&fast_detail::kv_storage<std::remove_const_t<K>>&& fast_detail::kv_storage<std::remove_const_t<V>> void attention(
+        tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<float> out, const E& encoder,
+        const attention_options& options = {}, const fast_attention_options& fast = {}) {
+  using TK = std::remove_const_t<K>;
+  using TV = std::remove_const_t<V>;
+  fast_detail::fast_attention<TK, TV>(tensor_view<const float>(q), tensor_view<const TK>(k), tensor_view<const TV>(v),
+                                      out, encoder, options, fast);
+}
+
+}  // namespace posenc::inline v0

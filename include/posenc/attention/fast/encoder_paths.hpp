@@ -1,0 +1,82 @@
+// posenc/attention/fast/encoder_paths.hpp — which path each part of an encoder takes inside the
+// fused attention, and the per-call tables of the distance path.
+//
+// A combined<A, B> is taken apart (recursively) into its leaves:
+//   - distance_bias_encoding leaves (ALiBi all modes, T5): one float table per head over the
+//     distances the call can see, clipped to where the biases stop changing, built once per call;
+//   - other score_bias_encoding leaves: the general path, bias(h, pos_q, pos_k) per visible score,
+//     inlined (no virtual call), once per tile element;
+//   - the distance_relative_kv_encoding leaf (Shaw): its aK / aV rows over the distances of the
+//     call, in float, for the per-row q . aK products and the per-distance probability sums.
+// qk transforms and the softmax multiplier are taken from the whole encoder (combined applies both).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <utility>
+
+#include <posenc/concepts.hpp>
+#include <posenc/encoders/combined.hpp>
+
+namespace posenc::inline v0::fast_detail {
+
+template <class E>
+struct is_combined : std::false_type {};
+template <class A, class B>
+struct is_combined<combined<A, B>> : std::true_type {};
+
+/// Calls f(leaf) for every non-combined part of e, first to last.
+template <class E, class F>
+void for_each_leaf(const E& e, F&& f) {
+  if constexpr (is_combined<E>::value) {
+    for_each_leaf(e.first(), f);
+    for_each_leaf(e.second(), f);
+  } else {
+    f(e);
+  }
+}
+
+template <class E>
+constexpr bool any_leaf_distance_bias() {
+  if constexpr (is_combined<E>::value)
+    return any_leaf_distance_bias<std::remove_cvref_t<decltype(std::declval<const E&>().first())>>() ||
+           any_leaf_distance_bias<std::remove_cvref_t<decltype(std::declval<const E&>().second())>>();
+  else
+    return distance_bias_encoding<E>;
+}
+
+template <class E>
+constexpr bool any_leaf_relative_kv() {
+  if constexpr (is_combined<E>::value)
+    return any_leaf_relative_kv<std::remove_cvref_t<decltype(std::declval<const E&>().first())>>() ||
+           any_leaf_relative_kv<std::remove_cvref_t<decltype(std::declval<const E&>().second())>>();
+  else
+    return relative_kv_encoding<E>;
+}
+
+template <class E>
+constexpr bool all_relative_kv_by_distance() {
+  if constexpr (is_combined<E>::value)
+    return all_relative_kv_by_distance<std::remove_cvref_t<decltype(std::declval<const E&>().first())>>() &&
+           all_relative_kv_by_distance<std::remove_cvref_t<decltype(std::declval<const E&>().second())>>();
+  else
+    return !relative_kv_encoding<E> || distance_relative_kv_encoding<E>;
+}
+
+/// a - b saturated to the int64 range (positions may be anywhere in int64: no overflow).
+[[nodiscard]] inline std::int64_t sat_sub(std::int64_t a, std::int64_t b) noexcept {
+  if (b > 0 && a < INT64_MIN + b) return INT64_MIN;
+  if (b < 0 && a > INT64_MAX + b) return INT64_MAX;
+  return a - b;
+}
+
+/// The distances [lo, hi] of a call clipped to where a hook changes: any distance d of the call
+/// maps to clamp(d, lo, hi) - lo, exactly (outside [r.lo, r.hi] the hook is constant).
+[[nodiscard]] inline distance_range clip_range(distance_range call, distance_range r) noexcept {
+  return {std::clamp(call.lo, r.lo, r.hi), std::clamp(call.hi, r.lo, r.hi)};
+}
+
+}  // namespace posenc::inline v0::fast_detail

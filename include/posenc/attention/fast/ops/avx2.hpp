@@ -1,0 +1,67 @@
+// posenc/attention/fast/ops/avx2.hpp — AVX2+FMA operations (8 floats per vector) for the attention tile microkernels:
+// the shared per-ISA operations layer (kernels/ops/avx2.hpp, namespace kernels::avx2) plus the few operations only
+// attention needs (min, reductions, the exp pieces), in the avx2 target region and the ABI-tagged namespace
+// attention_kernels::avx2, into which the one algorithm, fast/tile-inl.hpp, is included.
+#pragma once
+
+#include <posenc/attention/fast/tile_kernels.hpp>
+#include <posenc/core/half.hpp>
+#include <posenc/kernels/ops/avx2.hpp>
+
+#if POSENC_HAS_X86_KERNELS
+#include <cstddef>
+#include <cstdint>
+#include <immintrin.h>
+#include <type_traits>
+
+#include <posenc/kernels/ops/begin_avx2.inl>
+namespace posenc::inline v0::attention_kernels {
+inline namespace POSENC_KERNELS_ABI {
+namespace avx2 {
+
+namespace ops = ::posenc::kernels::avx2;
+using vf = ops::vec<float>;
+static constexpr int L = ops::lanes<float>;
+static constexpr int ops_qk_mr = 2;  // 2 rows x 4 vectors = 8 accumulators + 4 key vectors of 16 registers
+static constexpr int ops_pv_mr = 2;
+
+// clang-format off
+// From the shared operations layer (kernels/ops/avx2.hpp).
+static inline vf zero() { return ops::set(0.0f); }
+static inline vf set1(float f) { return ops::set(f); }
+static inline vf load(const float* p) { return ops::load(p); }
+static inline void store(float* p, vf v) { ops::store(p, v); }
+static inline vf fmadd(vf a, vf b, vf c) { return ops::fma(a, b, c); }
+static inline vf mul(vf a, vf b) { return ops::mul(a, b); }
+static inline vf add(vf a, vf b) { return ops::add(a, b); }
+static inline vf sub(vf a, vf b) { return ops::sub(a, b); }
+static inline vf max(vf a, vf b) { return ops::max(a, b); }
+static inline vf load_f(const bfloat16* p) { return ops::load(p); }
+static inline vf load_f(const float16* p) { return ops::load(p); }
+
+// Attention-only operations.
+static inline vf min(vf a, vf b) { return _mm256_min_ps(a, b); }
+static inline float reduce_add(vf a) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+static inline float reduce_max(vf a) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
+}
+static inline vf round_nearest(vf x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+static inline vf pow2(vf n) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23)); }
+static inline vf keep_ge(vf x, vf lim, vf y) { return _mm256_and_ps(_mm256_cmp_ps(x, lim, _CMP_GE_OQ), y); }
+// clang-format on
+
+#define POSENC_ATTENTION_OPS_REGION 1
+#include <posenc/attention/fast/tile-inl.hpp>
+#undef POSENC_ATTENTION_OPS_REGION
+
+}  // namespace avx2
+}  // namespace POSENC_KERNELS_ABI
+}  // namespace posenc::inline v0::attention_kernels
+#include <posenc/kernels/ops/end_target.inl>
+#endif  // POSENC_HAS_X86_KERNELS

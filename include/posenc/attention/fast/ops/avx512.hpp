@@ -1,0 +1,80 @@
+// posenc/attention/fast/ops/avx512.hpp — AVX-512 operations (16 floats per vector) for the attention tile microkernels:
+// the shared per-ISA operations layer (kernels/ops/avx512.hpp, namespace kernels::avx512) plus the few operations only
+// attention needs (min, reductions, the exp pieces), in the avx512 target region and the ABI-tagged namespace
+// attention_kernels::avx512, into which the one algorithm, fast/tile-inl.hpp, is included. Zen 4 runs 512-bit FMAs
+// double-pumped: the same FLOP/cycle peak as AVX2, with half the instructions and twice the registers.
+#pragma once
+
+#include <posenc/attention/fast/tile_kernels.hpp>
+#include <posenc/core/half.hpp>
+#include <posenc/kernels/ops/avx512.hpp>
+
+#if POSENC_HAS_X86_KERNELS
+#include <cstddef>
+#include <cstdint>
+#include <immintrin.h>
+#include <type_traits>
+
+#include <posenc/kernels/ops/begin_avx512.inl>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"  // GCC 12 intrinsics that start from undefined vectors
+#endif
+namespace posenc::inline v0::attention_kernels {
+inline namespace POSENC_KERNELS_ABI {
+namespace avx512 {
+
+namespace ops = ::posenc::kernels::avx512;
+using vf = ops::vec<float>;
+static constexpr int L = ops::lanes<float>;
+static constexpr int ops_qk_mr = 6;  // 6 rows x 4 vectors = 24 accumulators of 32 registers
+static constexpr int ops_pv_mr = 6;
+
+// clang-format off
+// From the shared operations layer (kernels/ops/avx512.hpp).
+static inline vf zero() { return ops::set(0.0f); }
+static inline vf set1(float f) { return ops::set(f); }
+static inline vf load(const float* p) { return ops::load(p); }
+static inline void store(float* p, vf v) { ops::store(p, v); }
+static inline vf fmadd(vf a, vf b, vf c) { return ops::fma(a, b, c); }
+static inline vf mul(vf a, vf b) { return ops::mul(a, b); }
+static inline vf add(vf a, vf b) { return ops::add(a, b); }
+static inline vf sub(vf a, vf b) { return ops::sub(a, b); }
+static inline vf max(vf a, vf b) { return ops::max(a, b); }
+static inline vf load_f(const bfloat16* p) { return ops::load(p); }
+static inline vf load_f(const float16* p) { return ops::load(p); }
+
+// Attention-only operations.
+static inline vf min(vf a, vf b) { return _mm512_min_ps(a, b); }
+// Halves folded with lane shuffles (maskz forms: GCC 12 warns on the ones that start from undefined vectors).
+static inline float reduce_add(vf a) {
+  const __m512 h = _mm512_add_ps(a, _mm512_maskz_shuffle_f32x4(0xFFFF, a, a, 0x4E));
+  const __m512 q = _mm512_add_ps(h, _mm512_maskz_shuffle_f32x4(0xFFFF, h, h, 0xB1));
+  __m128 s = _mm512_castps512_ps128(q);
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+static inline float reduce_max(vf a) {
+  const __m512 h = _mm512_max_ps(a, _mm512_maskz_shuffle_f32x4(0xFFFF, a, a, 0x4E));
+  const __m512 q = _mm512_max_ps(h, _mm512_maskz_shuffle_f32x4(0xFFFF, h, h, 0xB1));
+  __m128 s = _mm512_castps512_ps128(q);
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
+}
+static inline vf round_nearest(vf x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+static inline vf pow2(vf n) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23)); }
+static inline vf keep_ge(vf x, vf lim, vf y) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lim, _CMP_GE_OQ), y); }
+// clang-format on
+
+#define POSENC_ATTENTION_OPS_REGION 1
+#include <posenc/attention/fast/tile-inl.hpp>
+#undef POSENC_ATTENTION_OPS_REGION
+
+}  // namespace avx512
+}  // namespace POSENC_KERNELS_ABI
+}  // namespace posenc::inline v0::attention_kernels
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#include <posenc/kernels/ops/end_target.inl>
+#endif  // POSENC_HAS_X86_KERNELS

@@ -1,0 +1,59 @@
+// posenc/attention/fast/ops/neon.hpp — NEON operations (4 floats per vector, AArch64 baseline) for the attention tile
+// microkernels: the shared per-ISA operations layer (kernels/ops/neon.hpp, namespace kernels::neon) plus the few
+// operations only attention needs (min, reductions, the exp pieces), in the neon target region and the ABI-tagged
+// namespace attention_kernels::neon, into which the one algorithm, fast/tile-inl.hpp, is included.
+#pragma once
+
+#include <posenc/attention/fast/tile_kernels.hpp>
+#include <posenc/core/half.hpp>
+#include <posenc/kernels/ops/neon.hpp>
+
+#if POSENC_HAS_NEON_KERNELS
+#include <arm_neon.h>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <posenc/kernels/ops/begin_neon.inl>
+namespace posenc::inline v0::attention_kernels {
+inline namespace POSENC_KERNELS_ABI {
+namespace neon {
+
+namespace ops = ::posenc::kernels::neon;
+using vf = ops::vec<float>;
+static constexpr int L = ops::lanes<float>;
+static constexpr int ops_qk_mr = 6;  // 24 accumulators of 32 registers
+static constexpr int ops_pv_mr = 6;
+
+// clang-format off
+// From the shared operations layer (kernels/ops/neon.hpp).
+static inline vf zero() { return ops::set(0.0f); }
+static inline vf set1(float f) { return ops::set(f); }
+static inline vf load(const float* p) { return ops::load(p); }
+static inline void store(float* p, vf v) { ops::store(p, v); }
+static inline vf fmadd(vf a, vf b, vf c) { return ops::fma(a, b, c); }
+static inline vf mul(vf a, vf b) { return ops::mul(a, b); }
+static inline vf add(vf a, vf b) { return ops::add(a, b); }
+static inline vf sub(vf a, vf b) { return ops::sub(a, b); }
+static inline vf max(vf a, vf b) { return ops::max(a, b); }
+static inline vf load_f(const bfloat16* p) { return ops::load(p); }
+static inline vf load_f(const float16* p) { return ops::load(p); }
+
+// Attention-only operations.
+static inline vf min(vf a, vf b) { return vminq_f32(a, b); }
+static inline float reduce_add(vf a) { return vaddvq_f32(a); }
+static inline float reduce_max(vf a) { return vmaxvq_f32(a); }
+static inline vf round_nearest(vf x) { return vrndnq_f32(x); }
+static inline vf pow2(vf n) { return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23)); }
+static inline vf keep_ge(vf x, vf lim, vf y) { return vreinterpretq_f32_u32(vandq_u32(vcgeq_f32(x, lim), vreinterpretq_u32_f32(y))); }
+// clang-format on
+
+#define POSENC_ATTENTION_OPS_REGION 1
+#include <posenc/attention/fast/tile-inl.hpp>
+#undef POSENC_ATTENTION_OPS_REGION
+
+}  // namespace neon
+}  // namespace POSENC_KERNELS_ABI
+}  // namespace posenc::inline v0::attention_kernels
+#include <posenc/kernels/ops/end_target.inl>
+#endif  // POSENC_HAS_NEON_KERNELS

@@ -1,0 +1,40 @@
+// posenc/attention/fast/options.hpp — the knobs of posenc::attention that sdpa does not have: who
+// runs the work items, where the scratch lives, and the tile sizes.
+//
+// Passed as the optional trailing argument, so code written against sdpa switches by renaming the
+// call. Nothing here changes the result except through rounding; results never depend on the
+// thread count (the work is cut by shape only).
+#pragma once
+
+#include <cstddef>
+
+#include <posenc/core/parallel.hpp>
+
+namespace posenc::inline v0 {
+
+class attention_workspace;
+
+/// Execution options of posenc::attention (attention/attention.hpp).
+struct fast_attention_options {
+  /// Runs the work items (query tiles x key/value heads, plus key chunks for decode). Empty: the
+  /// process-wide default_pool() (created once; POSENC_NUM_THREADS sets its size).
+  parallel_for executor{};
+  /// Scratch held across calls (no allocation once it has grown to the largest call). Null: the
+  /// call allocates its scratch once and frees it on return. Not shared by concurrent calls.
+  attention_workspace* workspace = nullptr;
+  /// Query tokens per tile; 0 = max(1, 64 / (q.heads / k.heads)), i.e. about 64 rows per work item
+  /// whatever the GQA group size.
+  int query_tile = 0;
+  /// Keys per tile, a multiple of 64 (config_error otherwise).
+  int key_tile = 64;
+  /// Decode split: when batch x kv heads x query tiles < 8 and there are at least twice this many
+  /// keys, the keys are cut into chunks of this size (a multiple of key_tile), computed as separate
+  /// work items and merged by log-sum-exp in a fixed order, so one token over a long cache uses
+  /// every thread and the result still does not depend on the thread count.
+  std::ptrdiff_t split_keys = 2048;
+  /// Largest per-head distance table (heads x distances) the distance-bias path builds; a call that
+  /// sees a wider distance range evaluates such biases through the general per-tile path.
+  std::ptrdiff_t max_bias_table = std::ptrdiff_t{1} << 22;
+};
+
+}  // namespace posenc::inline v0

@@ -1,0 +1,311 @@
+// posenc/attention/fast/tile-inl.hpp — the attention tile microkernels, written once over a per-ISA
+// operations layer. NO include guard: every ops header (fast/ops/*.hpp) includes this file inside
+// its own target region and ABI-tagged ISA namespace, after defining the operations:
+//
+//   vf, L (lanes), zero(), set1(f), load(const float*), store(float*, v), fmadd(a, b, c) = a*b + c,
+//   mul, add, sub, min, max, reduce_add, reduce_max, load_f(const bfloat16* / const float16*) (L values
+//   widened to float), round_nearest, pow2(n) = 2^n for integral n in [-126, 127], keep_ge(x, lim, y)
+//   = x >= lim ? y : 0 (lane-wise).
+//
+// Kernels (all float, fp32 accumulation; rows are addressed through pointer arrays so one call
+// covers every query head of a GQA group and the K/V tile is read once for all of them):
+//   qk_packed  s[r][j] = scale * sum_d q_r[d] * kt[d][j]   (kt: the key tile transposed, ldk % 64 == 0)
+//   qk_heads   s[r][j] = scale * sum_d q_r[d] * k_j,h(r)[d] (every kv head, token by token, read in
+//              place: float/bf16/fp16)
+//   pv_packed  o[r][c] += sum_j p[r][j] * vt[j][c]         (vt: float, row stride and Dv padded to 64)
+//   pv_direct  o[r][c] += sum_j p[r][j] * v_j[c]           (v_j read in place, float/bf16/fp16)
+//   exp_sum    x[j] = exp(x[j] - m) for j < n, returns the sum (vectorised exp, see exp_v)
+//   row_max, scale_row
+//
+// exp_v: Cephes-style expf (round(x log2 e) split with a two-constant ln 2, degree-6 polynomial,
+// 2^n by exponent arithmetic); inputs below -87.33 give exactly 0 (masked scores are -inf), inputs
+// are clamped at 88. Measured max relative error vs exp in double: 1.2e-7 on [-87, 88]
+// (tests/attention/fast_kernels_test.cpp checks 4e-7 for every ISA).
+//
+// Compiles to nothing unless an ops header defined POSENC_ATTENTION_OPS_REGION (so the header
+// self-containment check can include it alone).
+
+#if defined(POSENC_ATTENTION_OPS_REGION)
+
+[[maybe_unused]] static constexpr int qk_mr = ops_qk_mr;  // query rows per register block
+[[maybe_unused]] static constexpr int pv_mr = ops_pv_mr;
+static constexpr int nv = 4;         // vectors across one column block of the packed kernels
+static constexpr int cols = nv * L;  // 64 / 32 / 16 / 4 columns: always divides the padded tile (64)
+
+static inline vf exp_v(vf x) {
+  const vf lo = set1(-87.3365478515625f);
+  const vf xx = min(max(x, lo), set1(88.0f));
+  const vf fx = round_nearest(mul(xx, set1(1.44269504088896341f)));
+  vf r = fmadd(fx, set1(-0.693359375f), xx);
+  r = fmadd(fx, set1(2.12194440e-4f), r);
+  vf p = set1(1.9875691500e-4f);
+  p = fmadd(p, r, set1(1.3981999507e-3f));
+  p = fmadd(p, r, set1(8.3334519073e-3f));
+  p = fmadd(p, r, set1(4.1665795894e-2f));
+  p = fmadd(p, r, set1(1.6666665459e-1f));
+  p = fmadd(p, r, set1(5.0000001201e-1f));
+  p = fmadd(p, mul(r, r), add(r, set1(1.0f)));
+  return keep_ge(x, lo, mul(p, pow2(fx)));
+}
+
+// Asks for the cache lines of `bytes` bytes at p (no fault on any address).
+static inline void prefetch_bytes(const void* p, std::ptrdiff_t bytes) {
+#if defined(__GNUC__) || defined(__clang__)
+  for (std::ptrdiff_t x = 0; x < bytes; x += 64) __builtin_prefetch(static_cast<const char*>(p) + x, 0, 3);
+#else
+  static_cast<void>(p), static_cast<void>(bytes);
+#endif
+}
+
+template <class T>
+static inline vf load_any(const T* p) {
+  if constexpr (std::is_same_v<T, float>)
+    return load(p);
+  else
+    return load_f(p);
+}
+
+// The first n (< L) values of p, zero-filled (tails of rows whose length is not a multiple of L).
+template <class T>
+static inline vf load_tail(const T* p, int n) {
+  alignas(64) float buf[L] = {};
+  for (int i = 0; i < n; ++i) buf[i] = static_cast<float>(p[i]);
+  return load(buf);
+}
+
+static inline void exp_block(const float* x, float* y, int n) {
+  int j = 0;
+  for (; j + L <= n; j += L) store(y + j, exp_v(load(x + j)));
+  if (j < n) {
+    alignas(64) float buf[L];
+    store(buf, exp_v(load_tail(x + j, n - j)));
+    for (int i = 0; i < n - j; ++i) y[j + i] = buf[i];
+  }
+}
+
+static inline float row_max(const float* x, int n) {
+  vf m = set1(-__builtin_inff());
+  int j = 0;
+  for (; j + L <= n; j += L) m = max(m, load(x + j));
+  float r = reduce_max(m);
+  for (; j < n; ++j) r = x[j] > r ? x[j] : r;
+  return r;
+}
+
+// x[j] = exp(x[j] - m), returns sum; x is a padded row (n rounded up to L is writable).
+static inline float exp_sum(float* x, int n, float m) {
+  const vf mv = set1(m);
+  vf s = zero();
+  int j = 0;
+  for (; j + L <= n; j += L) {
+    const vf e = exp_v(sub(load(x + j), mv));
+    store(x + j, e);
+    s = add(s, e);
+  }
+  float r = reduce_add(s);
+  if (j < n) {
+    alignas(64) float buf[L];
+    store(buf, exp_v(sub(load_tail(x + j, n - j), mv)));
+    for (int i = 0; i < n - j; ++i) {
+      x[j + i] = buf[i];
+      r += buf[i];
+    }
+  }
+  return r;
+}
+
+static inline void scale_row(float* x, int n, float f) {
+  const vf fv = set1(f);
+  int j = 0;
+  for (; j + L <= n; j += L) store(x + j, mul(load(x + j), fv));
+  for (; j < n; ++j) x[j] *= f;
+}
+
+template <int MR>
+static inline void qk_packed_block(const float* const* q, const float* kt, std::ptrdiff_t ldk, int D, float scale,
+                                   float* s, std::ptrdiff_t ss) {
+  vf acc[MR][nv];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; ++v) acc[r][v] = zero();
+  for (int d = 0; d < D; ++d) {
+    const float* kr = kt + d * ldk;
+    vf kv[nv];
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; ++v) kv[v] = load(kr + v * L);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const vf qb = set1(q[r][d]);
+#pragma GCC unroll 16
+      for (int v = 0; v < nv; ++v) acc[r][v] = fmadd(qb, kv[v], acc[r][v]);
+    }
+  }
+  const vf sc = set1(scale);
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; ++v) store(s + r * ss + v * L, mul(acc[r][v], sc));
+}
+
+// Rows r < rows, columns [0, ldk) in blocks of 64 (kt is zero-padded, so padded columns give 0).
+static inline void qk_packed(const float* const* q, int rows, const float* kt, std::ptrdiff_t ldk, int D, float scale,
+                             float* s, std::ptrdiff_t ss) {
+  for (std::ptrdiff_t c = 0; c < ldk; c += cols) {
+    int r = 0;
+    for (; r + qk_mr <= rows; r += qk_mr) qk_packed_block<qk_mr>(q + r, kt + c, ldk, D, scale, s + r * ss + c, ss);
+    for (; r < rows; ++r) qk_packed_block<1>(q + r, kt + c, ldk, D, scale, s + r * ss + c, ss);
+  }
+}
+
+template <int MR>
+static inline void pv_packed_block(const float* p, std::ptrdiff_t ps, const float* vt, std::ptrdiff_t vs, int n,
+                                   float* o, std::ptrdiff_t os) {
+  vf acc[MR][nv];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; ++v) acc[r][v] = load(o + r * os + v * L);
+  for (int j = 0; j < n; ++j) {
+    const float* vr = vt + j * vs;
+    vf vv[nv];
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; ++v) vv[v] = load(vr + v * L);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const vf pb = set1(p[r * ps + j]);
+#pragma GCC unroll 16
+      for (int v = 0; v < nv; ++v) acc[r][v] = fmadd(pb, vv[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; ++v) store(o + r * os + v * L, acc[r][v]);
+}
+
+// o rows are contiguous with stride os, p rows with stride ps; dvp (padded Dv) % 64 == 0.
+static inline void pv_packed(const float* p, std::ptrdiff_t ps, int rows, const float* vt, std::ptrdiff_t vs, int n,
+                             int dvp, float* o, std::ptrdiff_t os) {
+  for (int c = 0; c < dvp; c += cols) {
+    int r = 0;
+    for (; r + pv_mr <= rows; r += pv_mr) pv_packed_block<pv_mr>(p + r * ps, ps, vt + c, vs, n, o + r * os + c, os);
+    for (; r < rows; ++r) pv_packed_block<1>(p + r * ps, ps, vt + c, vs, n, o + r * os + c, os);
+  }
+}
+
+// Up to 4 rows against keys read in place: one pass over k_j per row block, reduced per (row, key).
+template <class T, int NR>
+static inline void qk_direct_block(const float* const* q, const T* k, std::ptrdiff_t ks, int n, int D, float scale,
+                                   float* s, std::ptrdiff_t ss) {
+  for (int j = 0; j < n; ++j) {
+    const T* kj = k + j * ks;
+    vf acc[NR];
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; ++r) acc[r] = zero();
+    int d = 0;
+    for (; d + L <= D; d += L) {
+      const vf kv = load_any(kj + d);
+#pragma GCC unroll 4
+      for (int r = 0; r < NR; ++r) acc[r] = fmadd(load(q[r] + d), kv, acc[r]);
+    }
+    if (d < D) {
+      const vf kv = load_tail(kj + d, D - d);
+#pragma GCC unroll 4
+      for (int r = 0; r < NR; ++r) acc[r] = fmadd(load_tail(q[r] + d, D - d), kv, acc[r]);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; ++r) s[r * ss + j] = reduce_add(acc[r]) * scale;
+  }
+}
+
+// Every kv head of a decode item at once, token by token: rows [gi Rg, (gi + 1) Rg) read head gi,
+// whose row of token j is k + j ks + gi hs, so K is read in address order (all heads of a token are
+// adjacent) and hardware prefetchers stream it. Meanwhile the same tokens' V rows (pv_bytes from
+// pv + j pv_stride) are prefetched for the PV pass that follows.
+template <class T>
+static inline void qk_heads(const float* const* q, int Rg, int heads, const T* k, std::ptrdiff_t ks, std::ptrdiff_t hs,
+                            int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
+                            std::ptrdiff_t pv_stride, std::ptrdiff_t pv_bytes) {
+  for (int j = 0; j < n; ++j) {
+    if (pv != nullptr) prefetch_bytes(static_cast<const char*>(pv) + j * pv_stride, pv_bytes);
+    for (int gi = 0; gi < heads; ++gi) {
+      const T* kj = k + j * ks + gi * hs;
+      const float* const* qg = q + gi * Rg;
+      float* sg = s + gi * Rg * ss + j;
+      int r = 0;
+      for (; r + 4 <= Rg; r += 4) qk_direct_block<T, 4>(qg + r, kj, ks, 1, D, scale, sg + r * ss, ss);
+      for (; r < Rg; ++r) qk_direct_block<T, 1>(qg + r, kj, ks, 1, D, scale, sg + r * ss, ss);
+    }
+  }
+}
+
+// Up to 4 rows x one block of NV vectors of Dv, values read in place.
+template <class T, int NR, int NV>
+static inline void pv_direct_block(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, float* o,
+                                   std::ptrdiff_t os) {
+  vf acc[NR][NV];
+#pragma GCC unroll 4
+  for (int r = 0; r < NR; ++r)
+#pragma GCC unroll 4
+    for (int c = 0; c < NV; ++c) acc[r][c] = load(o + r * os + c * L);
+  for (int j = 0; j < n; ++j) {
+    vf vv[NV];
+#pragma GCC unroll 4
+    for (int c = 0; c < NV; ++c) vv[c] = load_any(v + j * vs + c * L);
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; ++r) {
+      const vf pb = set1(p[r * ps + j]);
+#pragma GCC unroll 4
+      for (int c = 0; c < NV; ++c) acc[r][c] = fmadd(pb, vv[c], acc[r][c]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < NR; ++r)
+#pragma GCC unroll 4
+    for (int c = 0; c < NV; ++c) store(o + r * os + c * L, acc[r][c]);
+}
+
+template <class T, int NR>
+static inline void pv_direct_rows(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, int Dv,
+                                  float* o, std::ptrdiff_t os) {
+  int c = 0;
+  for (; c + 4 * L <= Dv; c += 4 * L) pv_direct_block<T, NR, 4>(p, ps, v + c, vs, n, o + c, os);
+  for (; c + L <= Dv; c += L) pv_direct_block<T, NR, 1>(p, ps, v + c, vs, n, o + c, os);
+  if (c < Dv) {  // tail columns: o is padded, values are widened one by one
+    for (int j = 0; j < n; ++j)
+      for (int r = 0; r < NR; ++r) {
+        const float pj = p[r * ps + j];
+        for (int i = c; i < Dv; ++i) o[r * os + i] += pj * static_cast<float>(v[j * vs + i]);
+      }
+  }
+}
+
+template <class T>
+static inline void pv_direct(const float* p, std::ptrdiff_t ps, int rows, const T* v, std::ptrdiff_t vs, int n, int Dv,
+                             float* o, std::ptrdiff_t os) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) pv_direct_rows<T, 4>(p + r * ps, ps, v, vs, n, Dv, o + r * os, os);
+  for (; r < rows; ++r) pv_direct_rows<T, 1>(p + r * ps, ps, v, vs, n, Dv, o + r * os, os);
+}
+
+/// This ISA's kernels as a table of function pointers (one indirect call per tile, never per score).
+static inline tile_kernels make_tile_kernels() {
+  tile_kernels t;
+  t.qk_packed = &qk_packed;
+  t.pv_packed = &pv_packed;
+  t.qk_heads_f32 = &qk_heads<float>;
+  t.qk_heads_bf16 = &qk_heads<bfloat16>;
+  t.qk_heads_f16 = &qk_heads<float16>;
+  t.pv_direct_f32 = &pv_direct<float>;
+  t.pv_direct_bf16 = &pv_direct<bfloat16>;
+  t.pv_direct_f16 = &pv_direct<float16>;
+  t.row_max = &row_max;
+  t.exp_sum = &exp_sum;
+  t.scale_row = &scale_row;
+  t.exp = &exp_block;
+  t.lanes = L;
+  return t;
+}
+
+#endif  // POSENC_ATTENTION_OPS_REGION

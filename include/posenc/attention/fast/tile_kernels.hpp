@@ -1,0 +1,59 @@
+// posenc/attention/fast/tile_kernels.hpp — the table of one ISA's attention tile microkernels
+// (function pointers filled by fast/tile-inl.hpp inside each ISA's namespace).
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+
+#include <posenc/core/half.hpp>
+
+namespace posenc::inline v0::attention_kernels {
+
+/// Function pointers to one ISA's tile microkernels (see fast/tile-inl.hpp for the contracts).
+struct tile_kernels {
+  void (*qk_packed)(const float* const* q, int rows, const float* kt, std::ptrdiff_t ldk, int D, float scale, float* s,
+                    std::ptrdiff_t ss) = nullptr;
+  void (*pv_packed)(const float* p, std::ptrdiff_t ps, int rows, const float* vt, std::ptrdiff_t vs, int n, int dvp,
+                    float* o, std::ptrdiff_t os) = nullptr;
+  // (q rows, rows per head, heads, k, token stride, head stride, keys, D, scale, s, s stride, V rows to prefetch:
+  // base, token stride, bytes)
+  void (*qk_heads_f32)(const float* const*, int, int, const float*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
+                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+  void (*qk_heads_bf16)(const float* const*, int, int, const bfloat16*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
+                        float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+  void (*qk_heads_f16)(const float* const*, int, int, const float16*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
+                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+  // (p, p stride, rows, v, token stride, keys, Dv, o, o stride)
+  void (*pv_direct_f32)(const float*, std::ptrdiff_t, int, const float*, std::ptrdiff_t, int, int, float*,
+                        std::ptrdiff_t) = nullptr;
+  void (*pv_direct_bf16)(const float*, std::ptrdiff_t, int, const bfloat16*, std::ptrdiff_t, int, int, float*,
+                         std::ptrdiff_t) = nullptr;
+  void (*pv_direct_f16)(const float*, std::ptrdiff_t, int, const float16*, std::ptrdiff_t, int, int, float*,
+                        std::ptrdiff_t) = nullptr;
+  float (*row_max)(const float* x, int n) = nullptr;
+  float (*exp_sum)(float* x, int n, float m) = nullptr;
+  void (*scale_row)(float* x, int n, float f) = nullptr;
+  void (*exp)(const float* x, float* y, int n) = nullptr;
+  int lanes = 1;
+
+  template <class T>
+  auto qk_heads() const noexcept {
+    if constexpr (std::is_same_v<T, bfloat16>)
+      return qk_heads_bf16;
+    else if constexpr (std::is_same_v<T, float16>)
+      return qk_heads_f16;
+    else
+      return qk_heads_f32;
+  }
+  template <class T>
+  auto pv_direct() const noexcept {
+    if constexpr (std::is_same_v<T, bfloat16>)
+      return pv_direct_bf16;
+    else if constexpr (std::is_same_v<T, float16>)
+      return pv_direct_f16;
+    else
+      return pv_direct_f32;
+  }
+};
+
+}  // namespace posenc::inline v0::attention_kernels

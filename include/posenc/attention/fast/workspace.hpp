@@ -1,0 +1,76 @@
+// posenc/attention/fast/workspace.hpp — scratch memory of posenc::attention, reusable across calls.
+//
+// Per call: the transformed q / k copies, distance tables, tile summaries and decode partials.
+// Per work item: one scratch slot (O(tile x head_dim) floats) taken from a free list and given
+// back, so as many slots exist as work items ever ran at once (the thread count), and a call that
+// is not larger than an earlier one allocates nothing. Not for concurrent calls.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace posenc::inline v0 {
+
+namespace detail {
+/// Grows v to at least n elements (never shrinks) and returns its data.
+template <class T>
+T* grow(std::vector<T>& v, std::size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
+/// Per-tile summaries (positions, padding, segments) from which a (query tile, key tile) pair is
+/// classified without touching its elements. Conservative: "full" and "skip" are exact claims.
+struct tile_summary {
+  std::int64_t pmin, pmax;  // positions
+  std::int64_t smin, smax;  // segment ids (0 when no packing)
+  std::int64_t visible;     // keys not removed by padding / negative segments (query tiles: tokens)
+  std::int64_t count;       // tokens in the tile
+  std::int64_t contiguous;  // positions are p0, p0 + 1, ... (keys: distance rows are table slices)
+};
+/// The scratch of one running work item.
+struct attention_scratch {
+  std::vector<float> f;
+  std::vector<const float*> rows;
+  std::vector<std::uint8_t> mask;
+};
+}  // namespace detail
+
+/// Reusable scratch for posenc::attention (fast_attention_options::workspace).
+class attention_workspace {
+ public:
+  attention_workspace() = default;
+  attention_workspace(const attention_workspace&) = delete;
+  attention_workspace& operator=(const attention_workspace&) = delete;
+
+  // ---- used by the attention driver ----
+  std::vector<float> q, k, bias, shaw_key, shaw_value, partial;
+  std::vector<double> query_bias;
+  std::vector<detail::tile_summary> tiles;
+
+  /// A scratch slot for one work item (created on first need, then reused).
+  detail::attention_scratch* acquire() {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) {
+      all_.push_back(std::make_unique<detail::attention_scratch>());
+      return all_.back().get();
+    }
+    detail::attention_scratch* s = free_.back();
+    free_.pop_back();
+    return s;
+  }
+  void release(detail::attention_scratch* s) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(s);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<detail::attention_scratch>> all_;
+  std::vector<detail::attention_scratch*> free_;
+};
+
+}  // namespace posenc::inline v0
