@@ -102,14 +102,15 @@ constexpr int other_qk_parts() {
 
 /// The attention of a float cache / layer is the fused posenc::attention; double ones keep the
 /// double-precision sdpa (posenc::attention computes in fp32 only), and so do encoders the fused
-/// path cannot take (a relative_kv hook not in distance form).
+/// path cannot take (a relative_kv hook not in distance form) and calls that ask for the attention
+/// weights (the fused kernel never forms them; the cache keeps offering them, through sdpa).
 template <class T, class Q, class K, class V, class E>
 void attend_fast_or_reference(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<T> out, const E& enc,
                               const attention_options& o, const fast_attention_options& fast) {
-  if constexpr (std::is_same_v<T, float> && fast_detail::all_relative_kv_by_distance<E>())
-    attention(q, k, v, out, enc, o, fast);
-  else
-    sdpa(q, k, v, out, enc, o);
+  if constexpr (std::is_same_v<T, float> && fast_detail::all_relative_kv_by_distance<E>()) {
+    if (o.weights.empty()) return attention(q, k, v, out, enc, o, fast);
+  }
+  sdpa(q, k, v, out, enc, o);
 }
 
 /// Calls f(rope part) when E has one.
@@ -350,7 +351,8 @@ class kv_cache {
   /// fields (positions, mask, lengths, segments) come from the cache and must be left empty.
   /// Queries get the encoder's transform (under the cache's frequencies when it steers a
   /// length-dependent RoPE); cached keys are used as stored. A float cache runs the fused
-  /// posenc::attention (`fast`: executor, workspace; `weights` is declined there), a double cache sdpa.
+  /// posenc::attention (`fast`: executor, workspace) unless `weights` are asked for; a double cache
+  /// and a call with `weights` run sdpa.
   template <positional_encoding E, class Q>
   requires std::same_as<std::remove_const_t<Q>, T>
   void attend(const E& enc, tensor_view<Q> q, tensor_view<T> out, std::span<const std::int64_t> q_positions,

@@ -27,7 +27,9 @@ inline constexpr std::int64_t default_pad_position = 1;
   detail::require(count == 0 || offset <= INT64_MAX - (count - 1), "offset", offset,
                   "offset + count - 1 <= INT64_MAX (positions are int64)");
   std::vector<std::int64_t> p(static_cast<std::size_t>(count));
-  for (std::size_t i = 0; i < p.size(); ++i) p[i] = offset + static_cast<std::int64_t>(i);
+  // In uint64 (modular, exact after the check above): GCC's loop analysis otherwise "proves" that a
+  // signed add at offset INT64_MAX overflows on an iteration the check already rules out.
+  for (std::size_t i = 0; i < p.size(); ++i) p[i] = static_cast<std::int64_t>(static_cast<std::uint64_t>(offset) + i);
   return p;
 }
 

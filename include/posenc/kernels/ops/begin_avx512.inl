@@ -10,9 +10,10 @@
 #elif defined(__GNUC__)
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,fma,f16c")
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*() and trip -Wmaybe-uninitialized once
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*() and trip -W(maybe-)uninitialized once
 // inlined (GCC bug 105593); the values are fully defined.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #define POSENC_OPS_REGION_DIAG_ 1
 #endif
