@@ -63,3 +63,13 @@ TEST_CASE("fuzz finding: ALiBi slope overrides so large that slope * distance is
   CHECK(std::isfinite(a.bias(0, 0, int64_min)));
   CHECK(std::isfinite(a.bias(0, 0, std::numeric_limits<std::int64_t>::max())));
 }
+
+TEST_CASE("fuzz finding: sinusoidal position 2^62 with position_origin 2^62 overflowed the row index") {
+  constexpr std::int64_t lim = std::int64_t{1} << 62;
+  const sinusoidal s({.d_model = 8, .position_origin = lim});
+  std::vector<double> row(8, 0.0);
+  error_of([&] { s.encode(lim, std::span<double>(row)); }, "position");
+  error_of([&] { s.add(lim, std::span<double>(row)); }, "position");
+  s.encode(lim - 1, std::span<double>(row));  // row 2^63 - 1: the largest that exists
+  for (double x : row) CHECK(std::isfinite(x));
+}

@@ -209,6 +209,9 @@ class sinusoidal {
     if (p < 0) detail::require(config_.allow_negative, "position", p, ">= 0 (set allow_negative to accept it)");
     constexpr std::int64_t lim = std::int64_t{1} << 62;
     detail::require(p >= -lim && p <= lim, "position", p, "[-2^62, 2^62]");
+    // Both p and position_origin lie in [-2^62, 2^62]; only their sum at +2^63 is not an int64.
+    const std::int64_t o = config_.position_origin;
+    detail::require(o <= 0 || p <= INT64_MAX - o, "position", p, "p + position_origin <= INT64_MAX");
   }
 
   // Calls f(column, value) for every column of row r (padding row not handled here).
