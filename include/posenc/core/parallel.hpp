@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -97,7 +98,7 @@ class thread_pool {
     if (sleeping > 0) wake_.notify_all();
     j.drain();
     // The caller usually finishes last or close to it: spin a little before sleeping.
-    for (int spin = 0; spin < spin_limit && j.running.load(std::memory_order_acquire) != 0; ++spin) pause();
+    spin_until([&] { return j.running.load(std::memory_order_acquire) == 0; });
     {
       std::unique_lock lock(mutex_);
       finished_.wait(lock, [&] { return j.running.load(std::memory_order_acquire) == 0; });
@@ -140,10 +141,26 @@ class thread_pool {
     return flag;
   }
 
-  // Iterations a worker polls for the next job (and the caller for the last piece) before it
-  // sleeps on a condition variable: about 50-100 us, longer than one call of the work that is
-  // split here, so back-to-back calls (a layer loop) find the workers awake.
-  static constexpr int spin_limit = 1 << 12;
+  // How long a worker polls for the next job (and the caller for the last piece) before it sleeps
+  // on a condition variable: longer than one call of the work split here, so back-to-back calls (a
+  // layer loop) find the workers awake; a futex wake-up costs tens of microseconds on a VM.
+  static constexpr std::chrono::microseconds spin_time{200};
+
+  // Polls `done` (pausing between reads) for at most spin_time; true when it returned true.
+  template <class Done>
+  static bool spin_until(Done done) noexcept {
+    const auto until = std::chrono::steady_clock::now() + spin_time;
+    do {
+      for (int i = 0; i < 64; ++i) {
+        if (done()) return true;
+        pause();
+      }
+      // Gives the CPU away when another thread waits for it (the caller, when both share a CPU
+      // because the other one is busy): spinning must never delay the work it waits for.
+      std::this_thread::yield();
+    } while (std::chrono::steady_clock::now() < until);
+    return done();
+  }
 
   static void pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -157,7 +174,7 @@ class thread_pool {
     inside_worker() = true;
     std::uint64_t seen = 0;
     for (;;) {
-      for (int spin = 0; spin < spin_limit && generation_.load(std::memory_order_acquire) == seen; ++spin) pause();
+      spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
       job* j = nullptr;
       {
         std::unique_lock lock(mutex_);
