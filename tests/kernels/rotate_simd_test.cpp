@@ -195,6 +195,41 @@ TEMPLATE_TEST_CASE("row ranges, the parallel overload and fused q+k equal whole 
     k::rotate_positions(g, rows(ks, kh), w.data(), pos.data(), 1.25, k::rotation::inverse);
     CHECK(same_bits(qp, qs));
     CHECK(same_bits(kp, ks));
+
+    // q and k in one qkv buffer (k's rows right after q's, v after k: rotated as one row set) give
+    // the same bits, and v is not touched.
+    const std::ptrdiff_t vh = 2, all = qh + kh + vh;
+    std::vector<T> qkv(static_cast<std::size_t>(tokens * all * D));
+    for (std::ptrdiff_t t = 0; t < tokens; ++t) {
+      for (std::ptrdiff_t i = 0; i < all * D; ++i) {
+        const auto at = static_cast<std::size_t>(t * all * D + i);
+        qkv[at] = i < qh * D          ? q0[static_cast<std::size_t>(t * qh * D + i)]
+                  : i < (qh + kh) * D ? k0[static_cast<std::size_t>(t * kh * D + i - qh * D)]
+                                      : T(static_cast<float>(i % 7));
+      }
+    }
+    for (bool on_the_fly : {false, true}) {
+      auto buf = qkv;
+      const k::head_rows<T> bq{buf.data(), tokens, qh, all * D, D}, bk{buf.data() + qh * D, tokens, kh, all * D, D};
+      if (on_the_fly)
+        k::rotate_qk(g, bq, bk, w.data(), pos.data(), 1.25, k::rotation::inverse);
+      else
+        k::rotate_qk(g, bq, bk, angles);
+      const auto& qw = on_the_fly ? qs : qr;
+      const auto& kw = on_the_fly ? ks : kr;
+      bool same = true;
+      for (std::ptrdiff_t t = 0; t < tokens; ++t) {
+        for (std::ptrdiff_t i = 0; i < all * D; ++i) {
+          const auto at = static_cast<std::size_t>(t * all * D + i);
+          const T want = i < qh * D          ? qw[static_cast<std::size_t>(t * qh * D + i)]
+                         : i < (qh + kh) * D ? kw[static_cast<std::size_t>(t * kh * D + i - qh * D)]
+                                             : qkv[at];
+          same = same && std::memcmp(&buf[at], &want, sizeof(T)) == 0;
+        }
+      }
+      INFO("on the fly " << on_the_fly);
+      CHECK(same);
+    }
   });
 }
 
