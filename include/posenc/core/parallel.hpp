@@ -98,7 +98,7 @@ class thread_pool {
     if (sleeping > 0) wake_.notify_all();
     j.drain();
     // The caller usually finishes last or close to it: spin a little before sleeping.
-    spin_until([&] { return j.running.load(std::memory_order_acquire) == 0; });
+    spin_until([&] { return j.running.load(std::memory_order_acquire) == 0; }, caller_poll, caller_poll);
     {
       std::unique_lock lock(mutex_);
       finished_.wait(lock, [&] { return j.running.load(std::memory_order_acquire) == 0; });
@@ -141,25 +141,29 @@ class thread_pool {
     return flag;
   }
 
-  // How long a worker polls for the next job (and the caller for the last piece) before it sleeps
-  // on a condition variable: longer than one call of the work split here, so back-to-back calls (a
-  // layer loop) find the workers awake; a futex wake-up costs tens of microseconds on a VM.
-  static constexpr std::chrono::microseconds spin_time{200};
+  // How a thread waits for work it expects soon, before it sleeps on a condition variable (a futex
+  // wake-up costs tens of microseconds on a VM, as much as a whole call of the work split here):
+  // a worker polls for the next job 50 us with pauses only (back-to-back calls, a layer loop, find
+  // it awake and on its CPU), then up to 200 us yielding between polls (a worker that shares the
+  // caller's CPU must not hold it; yielding at once would hand the CPU to any other process for a
+  // time slice each poll and miss the next job). The caller polls for the last pieces 50 us, never
+  // yielding, then sleeps.
+  static constexpr std::chrono::microseconds worker_poll{50}, worker_yield{200}, caller_poll{50};
 
-  // Polls `done` (pausing between reads) for at most spin_time; true when it returned true.
+  // Polls `done` (pausing between reads), without yielding until `poll` passed, yielding until
+  // `yield` passed; true when it returned true.
   template <class Done>
-  static bool spin_until(Done done) noexcept {
-    const auto until = std::chrono::steady_clock::now() + spin_time;
-    do {
+  static bool spin_until(Done done, std::chrono::microseconds poll, std::chrono::microseconds yield) noexcept {
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
       for (int i = 0; i < 64; ++i) {
         if (done()) return true;
         pause();
       }
-      // Gives the CPU away when another thread waits for it (the caller, when both share a CPU
-      // because the other one is busy): spinning must never delay the work it waits for.
-      std::this_thread::yield();
-    } while (std::chrono::steady_clock::now() < until);
-    return done();
+      const auto spent = std::chrono::steady_clock::now() - start;
+      if (spent >= std::max(poll, yield)) return done();
+      if (spent >= poll) std::this_thread::yield();
+    }
   }
 
   static void pause() noexcept {
@@ -174,7 +178,7 @@ class thread_pool {
     inside_worker() = true;
     std::uint64_t seen = 0;
     for (;;) {
-      spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
+      spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; }, worker_poll, worker_yield);
       job* j = nullptr;
       {
         std::unique_lock lock(mutex_);
