@@ -10,6 +10,8 @@
 // both written over the active ISA's operations (kernels/ops): the best this machine does at that
 // ISA; mt only: parallel2 (rotate_parallel on 2 threads of the default pool) and inline
 // (rotate_parallel on 1 thread: the pool-vs-inline pair); fused (kernel in kernels::arithmetic::fused).
+// rope/api/<shape>/fp32/<layout>/{table,otf,auto}: rope::rotate with a cos_sin_table and each
+// angle_source (the automatic choice against both explicit ones).
 // Every run reports bytes/s (tensor bytes per call) and items/s (elements per call), from CPU time
 // (wall time for the mt shape, whose point is thread scaling);
 // scripts/bench-ratios turns one JSON run of this binary (and one of the -march=native build)
