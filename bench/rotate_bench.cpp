@@ -10,6 +10,8 @@
 // both written over the active ISA's operations (kernels/ops): the best this machine does at that
 // ISA; mt only: parallel2 (rotate_parallel on 2 threads of the default pool) and inline
 // (rotate_parallel on 1 thread: the pool-vs-inline pair); fused (kernel in kernels::arithmetic::fused).
+// rope/api/<shape>/fp32/<layout>/{table,otf,auto}: rope::rotate with a cos_sin_table and each
+// angle_source (the automatic choice against both explicit ones).
 // Every run reports bytes/s (tensor bytes per call) and items/s (elements per call), from CPU time
 // (wall time for the mt shape, whose point is thread scaling);
 // scripts/bench-ratios turns one JSON run of this binary (and one of the -march=native build)
@@ -28,6 +30,7 @@
 #include <benchmark/benchmark.h>
 
 #include <posenc/kernels/rotate.hpp>
+#include <posenc/rope/rope.hpp>
 
 #if POSENC_HAS_X86_KERNELS
 #include <immintrin.h>
@@ -279,6 +282,50 @@ void run(benchmark::State& state, const shape& s, k::pairing layout, const std::
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n) / share);
   state.SetLabel(k::isa_name(k::active_isa()).data());
 }
+
+// The encoder's table entry (rope::rotate with a cos_sin_table) with each angle_source: the
+// automatic choice against both explicit ones, in place, fp32. Shapes: decode (1 token x 40 heads
+// at position 4095), long (32768 x 8), long1h (262144 x 1: angle rows as large as the head rows).
+struct api_shape {
+  const char* name;
+  std::ptrdiff_t tokens, heads;
+  std::int64_t first_position;
+};
+constexpr api_shape api_shapes[] = {{"decode", 1, 40, 4095}, {"long", 32768, 8, 0}, {"long1h", 262144, 1, 0}};
+
+void run_api(benchmark::State& state, const api_shape& s, k::pairing layout, posenc::angle_source source) {
+  const posenc::rope r(posenc::rope_config{.head_dim = head_dim, .theta = 500000.0, .layout = layout});
+  const posenc::cos_sin_table<float> tab(r.base_frequencies(), 0, s.first_position + s.tokens);
+  std::vector<std::int64_t> positions;
+  for (std::ptrdiff_t i = 0; i < s.tokens; ++i) positions.push_back(s.first_position + i);
+  const auto n = static_cast<std::size_t>(s.tokens * s.heads * head_dim);
+  auto [src, dst] = buffers<float>(n);
+  static_cast<void>(dst);
+  const auto x = posenc::tensor_view<float>::bthd(src, 1, s.tokens, s.heads, head_dim);
+  for (auto _ : state) {
+    r.rotate(x, positions, tab, k::rotation::forward, source);
+    benchmark::DoNotOptimize(src);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(n * sizeof(float)));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
+  state.SetLabel(k::isa_name(k::active_isa()).data());
+}
+
+const int registered_api = [] {
+  for (const api_shape& s : api_shapes) {
+    for (auto layout : {k::pairing::half_split, k::pairing::interleaved}) {
+      const std::string lname = layout == k::pairing::half_split ? "half_split" : "interleaved";
+      for (auto [v, src] :
+           {std::pair{"table", posenc::angle_source::table}, std::pair{"otf", posenc::angle_source::on_the_fly},
+            std::pair{"auto", posenc::angle_source::automatic}}) {
+        const std::string name = std::string("rope/api/") + s.name + "/fp32/" + lname + "/" + v;
+        benchmark::RegisterBenchmark(name.c_str(), run_api, s, layout, src)->Unit(benchmark::kMicrosecond);
+      }
+    }
+  }
+  return 0;
+}();
 
 const int registered = [] {
   for (const char* dtype : {"fp32", "bf16"}) {

@@ -195,6 +195,41 @@ TEMPLATE_TEST_CASE("row ranges, the parallel overload and fused q+k equal whole 
     k::rotate_positions(g, rows(ks, kh), w.data(), pos.data(), 1.25, k::rotation::inverse);
     CHECK(same_bits(qp, qs));
     CHECK(same_bits(kp, ks));
+
+    // q and k in one qkv buffer (k's rows right after q's, v after k: rotated as one row set) give
+    // the same bits, and v is not touched.
+    const std::ptrdiff_t vh = 2, all = qh + kh + vh;
+    std::vector<T> qkv(static_cast<std::size_t>(tokens * all * D));
+    for (std::ptrdiff_t t = 0; t < tokens; ++t) {
+      for (std::ptrdiff_t i = 0; i < all * D; ++i) {
+        const auto at = static_cast<std::size_t>(t * all * D + i);
+        qkv[at] = i < qh * D          ? q0[static_cast<std::size_t>(t * qh * D + i)]
+                  : i < (qh + kh) * D ? k0[static_cast<std::size_t>(t * kh * D + i - qh * D)]
+                                      : T(static_cast<float>(i % 7));
+      }
+    }
+    for (bool on_the_fly : {false, true}) {
+      auto buf = qkv;
+      const k::head_rows<T> bq{buf.data(), tokens, qh, all * D, D}, bk{buf.data() + qh * D, tokens, kh, all * D, D};
+      if (on_the_fly)
+        k::rotate_qk(g, bq, bk, w.data(), pos.data(), 1.25, k::rotation::inverse);
+      else
+        k::rotate_qk(g, bq, bk, angles);
+      const auto& qw = on_the_fly ? qs : qr;
+      const auto& kw = on_the_fly ? ks : kr;
+      bool same = true;
+      for (std::ptrdiff_t t = 0; t < tokens; ++t) {
+        for (std::ptrdiff_t i = 0; i < all * D; ++i) {
+          const auto at = static_cast<std::size_t>(t * all * D + i);
+          const T want = i < qh * D          ? qw[static_cast<std::size_t>(t * qh * D + i)]
+                         : i < (qh + kh) * D ? kw[static_cast<std::size_t>(t * kh * D + i - qh * D)]
+                                             : qkv[at];
+          same = same && std::memcmp(&buf[at], &want, sizeof(T)) == 0;
+        }
+      }
+      INFO("on the fly " << on_the_fly);
+      CHECK(same);
+    }
   });
 }
 
@@ -412,5 +447,45 @@ TEST_CASE("the dispatcher picks a supported ISA and honours the overrides", "[ke
     REQUIRE(unsetenv("POSENC_ISA") == 0);
     k::reset_isa();
     CHECK(k::active_isa() == best);
+  }
+}
+
+TEST_CASE("bfloat16 rounding of subnormal, zero and infinite values is bit-exact on every ISA",
+          "[kernels][simd][bf16]") {
+  // AVX-512 with AVX512_BF16 rounds with VCVTNE2PS2BF16, which reads subnormal inputs as zero; the
+  // kernels must fall back to integer rounding for such blocks. Rows mix subnormal, tiny normal,
+  // zero and infinite values, in every block position, so both paths and the fallback run (NaN
+  // inputs are left out: which of two NaN operands' payloads a sum keeps is not specified).
+  const std::uint16_t specials[] = {0x0001, 0x8001, 0x007f, 0x0040, 0x0080, 0x8080, 0x0000, 0x8000,
+                                    0x7f80, 0xff80, 0x0002, 0x8003, 0x3f80, 0x00ff, 0x0100, 0x3c00};
+  std::mt19937 rng(11);
+  for (auto layout : {k::pairing::half_split, k::pairing::interleaved}) {
+    const k::rope_geometry g{128, 128, 0, layout};
+    const std::ptrdiff_t tokens = 4, heads = 3, n = tokens * heads * 128;
+    std::vector<float> cs(static_cast<std::size_t>(tokens * 64)), sn(cs.size());
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    for (std::size_t i = 0; i < cs.size(); ++i) cs[i] = u(rng), sn[i] = u(rng);
+    cs[3] = 1.f, sn[3] = 0.f;  // a pair that keeps its (subnormal) inputs
+    const k::angle_rows<float> angles{cs.data(), sn.data(), 64};
+    for (int density : {1, 4, 64}) {  // one special in `density` values (1: every value)
+      std::vector<bfloat16> src(static_cast<std::size_t>(n));
+      for (std::size_t i = 0; i < src.size(); ++i) {
+        const auto r = static_cast<std::uint16_t>(rng());
+        src[i] = rng() % static_cast<unsigned>(density) == 0 ? bfloat16::from_bits(specials[r % 16])
+                                                             : bfloat16(u(rng) * 1e-37f);  // near the subnormal edge
+      }
+      std::vector<bfloat16> ref = src;
+      const k::head_rows<const bfloat16> x{src.data(), tokens, heads, heads * 128, 128};
+      k::scalar::rotate(g, x, k::head_rows<bfloat16>{ref.data(), tokens, heads, heads * 128, 128}, angles,
+                        k::rotation::forward);
+      for (k::isa i : {k::isa::avx2, k::isa::avx512, k::isa::neon}) {
+        if (!k::isa_supported(i)) continue;
+        k::scoped_isa use(i);
+        std::vector<bfloat16> out = src;
+        k::rotate(g, k::head_rows<bfloat16>{out.data(), tokens, heads, heads * 128, 128}, angles);
+        INFO("isa " << k::isa_name(i) << " layout " << int(layout) << " density " << density);
+        CHECK(std::memcmp(out.data(), ref.data(), out.size() * sizeof(bfloat16)) == 0);
+      }
+    }
   }
 }

@@ -284,6 +284,57 @@ TEST_CASE("table path equals on-the-fly path, inside and outside the table", "[r
   CHECK_THROWS_AS(cos_sin_table<float>(r.frequencies(), 0, -1), config_error);
 }
 
+TEST_CASE("every angle_source gives the same bits: table rows in place, copied, on the fly",
+          "[rope][property][table]") {
+  for (auto layout : {kernels::pairing::half_split, kernels::pairing::interleaved}) {
+    for (auto mode : {angle_mode::exact, angle_mode::reference_fp32}) {
+      const rope r(rope_config{.head_dim = 64, .rotary_dim = 48, .theta = 5e5, .layout = layout, .angles = mode});
+      const cos_sin_table<float> tab(r.frequencies(), 10, 300, mode);
+      // inside: every position covered (rows read in place); mixed: some outside (rows copied)
+      std::vector<std::int64_t> inside, mixed;
+      for (std::int64_t i = 0; i < 2 * 37; ++i) {
+        inside.push_back(10 + (i * 53) % 300);
+        mixed.push_back(i % 5 == 0 ? 400 + i : 10 + (i * 29) % 300);
+      }
+      for (const auto* pos : {&inside, &mixed}) {
+        for (auto dir : {kernels::rotation::forward, kernels::rotation::inverse}) {
+          const auto x = random_vec(2 * 37 * 3 * 64, 5);
+          const std::vector<float> x0(x.begin(), x.end());
+          std::vector<float> a = x0, b = a, c = a, d = a;
+          const auto view = [](std::vector<float>& v) { return tensor_view<float>::bthd(v.data(), 2, 37, 3, 64); };
+          r.rotate(view(a), *pos, tab, dir, angle_source::automatic);
+          r.rotate(view(b), *pos, tab, dir, angle_source::table);
+          r.rotate(view(c), *pos, tab, dir, angle_source::on_the_fly);
+          CHECK(a == b);
+          CHECK(b == c);
+          CHECK(a != x0);  // it did rotate
+          // A strided dim axis (gathered row by row) gives the same bits as the contiguous view.
+          std::vector<float> wide(2 * d.size());
+          for (std::size_t i = 0; i < d.size(); ++i) wide[2 * i] = d[i];
+          const auto strided =
+              tensor_view<float>::strided(wide.data(), {2, 37, 3, 64}, {37 * 3 * 128, 3 * 128, 128, 2});
+          r.rotate(strided, *pos, tab, dir, angle_source::table);
+          for (std::size_t i = 0; i < d.size(); ++i) d[i] = wide[2 * i];
+          CHECK(d == b);
+        }
+      }
+    }
+  }
+  // bf16 rows, table against on the fly, and the automatic rule
+  const rope r(rope_config{.head_dim = 32});
+  const cos_sin_table<float> tab(r.frequencies(), 0, 64);
+  std::vector<bfloat16> h(8 * 2 * 32), g;
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = bfloat16(static_cast<float>(i % 17) / 8.f - 1.f);
+  g = h;
+  const std::vector<std::int64_t> pos{0, 3, 9, 63, 17, 5, 40, 1};
+  r.rotate(tensor_view<bfloat16>::bthd(h.data(), 1, 8, 2, 32), pos, tab);
+  r.rotate(tensor_view<bfloat16>::bthd(g.data(), 1, 8, 2, 32), pos, tab, kernels::rotation::forward,
+           angle_source::on_the_fly);
+  CHECK(std::equal(h.begin(), h.end(), g.begin(), [](bfloat16 p, bfloat16 q) { return p.bits == q.bits; }));
+  CHECK(choose_angle_source(angle_source::automatic) == angle_source::table);
+  CHECK(choose_angle_source(angle_source::on_the_fly) == angle_source::on_the_fly);
+}
+
 TEST_CASE("accuracy sweep: float rows within 2e-7 of exact near 2^16, 2^20, 2^24, 2^31", "[rope][accuracy]") {
   for (double theta : {1e4, 5e5, 1e6}) {
     const rope r(rope_config{.head_dim = 128, .theta = theta});

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -85,16 +86,22 @@ class thread_pool {
       return;
     }
     job j{task, count, limit - 1};
+    int sleeping = 0;
     {
       std::lock_guard lock(mutex_);
       job_ = &j;
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);
+      sleeping = sleepers_;
     }
-    wake_.notify_all();
+    // A futex wake costs tens of microseconds on a VM: only sleeping workers need one; spinning
+    // ones see the generation change by themselves.
+    if (sleeping > 0) wake_.notify_all();
     j.drain();
+    // The caller usually finishes last or close to it: spin a little before sleeping.
+    spin_until([&] { return j.running.load(std::memory_order_acquire) == 0; }, caller_poll, caller_poll);
     {
       std::unique_lock lock(mutex_);
-      finished_.wait(lock, [&] { return j.running == 0; });
+      finished_.wait(lock, [&] { return j.running.load(std::memory_order_acquire) == 0; });
       job_ = nullptr;
     }
     if (j.error) std::rethrow_exception(j.error);
@@ -111,7 +118,7 @@ class thread_pool {
     std::ptrdiff_t count;
     int workers;  // workers with index < workers may join
     std::atomic<std::ptrdiff_t> next{0};
-    int running = 0;  // guarded by the pool mutex
+    std::atomic<int> running{0};  // incremented under the pool mutex while job_ points here
     std::mutex error_mutex{};
     std::exception_ptr error{};
 
@@ -134,24 +141,63 @@ class thread_pool {
     return flag;
   }
 
+  // How a thread waits for work it expects soon, before it sleeps on a condition variable (a futex
+  // wake-up costs tens of microseconds on a VM, as much as a whole call of the work split here):
+  // a worker polls for the next job 50 us with pauses only (back-to-back calls, a layer loop, find
+  // it awake and on its CPU), then up to 200 us yielding between polls (a worker that shares the
+  // caller's CPU must not hold it; yielding at once would hand the CPU to any other process for a
+  // time slice each poll and miss the next job). The caller polls for the last pieces 50 us, never
+  // yielding, then sleeps.
+  static constexpr std::chrono::microseconds worker_poll{50}, worker_yield{200}, caller_poll{50};
+
+  // Polls `done` (pausing between reads), without yielding until `poll` passed, yielding until
+  // `yield` passed; true when it returned true.
+  template <class Done>
+  static bool spin_until(Done done, std::chrono::microseconds poll, std::chrono::microseconds yield) noexcept {
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      for (int i = 0; i < 64; ++i) {
+        if (done()) return true;
+        pause();
+      }
+      const auto spent = std::chrono::steady_clock::now() - start;
+      if (spent >= std::max(poll, yield)) return done();
+      if (spent >= poll) std::this_thread::yield();
+    }
+  }
+
+  static void pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+
   void work_loop(int index) {
     inside_worker() = true;
     std::uint64_t seen = 0;
     for (;;) {
+      spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; }, worker_poll, worker_yield);
       job* j = nullptr;
       {
         std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (generation_.load(std::memory_order_relaxed) == seen && !stop_) {
+          ++sleepers_;
+          wake_.wait(lock, [&] { return stop_ || generation_.load(std::memory_order_relaxed) != seen; });
+          --sleepers_;
+        }
         if (stop_) return;
-        seen = generation_;
+        seen = generation_.load(std::memory_order_relaxed);
         if (job_ == nullptr || index >= job_->workers) continue;
         j = job_;
-        ++j->running;
+        j->running.fetch_add(1, std::memory_order_relaxed);
       }
       j->drain();
-      {
+      if (j->running.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        // j may be gone once running reads 0: only the pool is touched from here on.
         std::lock_guard lock(mutex_);
-        if (--j->running == 0) finished_.notify_all();
+        finished_.notify_all();
       }
     }
   }
@@ -160,7 +206,8 @@ class thread_pool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable finished_;
-  std::uint64_t generation_ = 0;
+  std::atomic<std::uint64_t> generation_{0};  // written under mutex_, polled without it
+  int sleepers_ = 0;                          // workers waiting on wake_ (guarded by mutex_)
   job* job_ = nullptr;
   bool stop_ = false;
   std::vector<std::thread> workers_;

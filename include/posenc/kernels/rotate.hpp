@@ -96,6 +96,13 @@ inline void rotate_token_on_the_fly(isa which, const rope_geometry& g, head_rows
   if (!angles_ready) row_angles_on(which, inv_freq, g.pairs(), position, magnitude, cs, sn);
   rotate_rows_on(which, g, src, dst, angle_rows<C>{cs, sn, 0}, dir, t * src.heads, (t + 1) * src.heads, stream);
 }
+// k's head rows continue q's (same strides, k's first row right after q's last): a fused qkv
+// buffer as llama.cpp and vLLM lay it out. q and k can then be rotated as one set of rows.
+template <class T>
+[[nodiscard]] inline bool k_follows_q(head_rows<T> q, head_rows<T> k) noexcept {
+  return q.token_stride == k.token_stride && q.head_stride == k.head_stride && q.heads > 0 &&
+         k.data == q.data + q.heads * q.head_stride;
+}
 inline void check_geometry(const rope_geometry& g) noexcept {
   POSENC_ASSERT(g.rotary_dim >= 2 && g.rotary_dim % 2 == 0 && g.offset >= 0 && g.offset + g.rotary_dim <= g.head_dim);
   static_cast<void>(g);
@@ -224,6 +231,11 @@ inline void rotate_qk(const rope_geometry& g, head_rows<T> q, head_rows<T> k, an
   impl::check_geometry(g);
   POSENC_ASSERT(q.tokens == k.tokens);
   const isa which = active_isa();
+  if (impl::k_follows_q(q, k)) {  // one row set: one call, each angle block loaded once for q and k
+    const head_rows<T> qk{q.data, q.tokens, q.heads + k.heads, q.token_stride, q.head_stride};
+    impl::rotate_rows_on(which, g, impl::as_const(qk), qk, angles, dir, 0, qk.tokens * qk.heads, false);
+    return;
+  }
   for (std::ptrdiff_t t = 0; t < q.tokens; ++t) {
     impl::rotate_rows_on(which, g, impl::as_const(q), q, angles, dir, t * q.heads, (t + 1) * q.heads, false);
     impl::rotate_rows_on(which, g, impl::as_const(k), k, angles, dir, t * k.heads, (t + 1) * k.heads, false);
@@ -241,6 +253,13 @@ inline void rotate_qk(const rope_geometry& g, head_rows<T> q, head_rows<T> k, co
   const isa which = active_isa();
   alignas(64) C cs[2 * max_on_the_fly_pairs];
   C* sn = cs + max_on_the_fly_pairs;
+  if (impl::k_follows_q(q, k)) {
+    const head_rows<T> qk{q.data, q.tokens, q.heads + k.heads, q.token_stride, q.head_stride};
+    for (std::ptrdiff_t t = 0; t < q.tokens; ++t)
+      impl::rotate_token_on_the_fly(which, g, impl::as_const(qk), qk, t, inv_freq, positions[t], magnitude, dir, false,
+                                    cs, sn, false);
+    return;
+  }
   for (std::ptrdiff_t t = 0; t < q.tokens; ++t) {
     impl::rotate_token_on_the_fly(which, g, impl::as_const(q), q, t, inv_freq, positions[t], magnitude, dir, false, cs,
                                   sn, false);

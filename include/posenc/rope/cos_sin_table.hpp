@@ -50,6 +50,27 @@ void fill_angle_rows(const frequencies_view& f, angle_mode mode, const std::int6
 
 }  // namespace detail
 
+/// Where rope::rotate with a table takes each token's cos/sin row from. Both give the same bits:
+/// the table's rows are made by the same function from the same frequencies, magnitude and mode.
+enum class angle_source {
+  automatic,   ///< table rows or on the fly, by choose_angle_source (the default)
+  table,       ///< table rows where the table covers the position (on the fly elsewhere)
+  on_the_fly,  ///< every row computed per call from the table's frequencies and angle mode
+};
+
+/// The rule angle_source::automatic applies to a token whose position the table covers: its row,
+/// or on the fly. Measured (bench/rotate_bench rope/api/*, fp32, in place, Zen 4 AVX-512): reading
+/// a row costs less than computing it at every working set, DRAM included, and most where the rows
+/// are largest relative to the data: 32768 x 8 heads (16 MiB of rows) table 1.8-2.0x faster than
+/// on the fly, 262144 x 1 head (rows as large as the head rows, 128 MiB each) 2.2-2.6x. A 64-pair
+/// row costs ~160 ns to compute and 512 B to read, so on the fly wins only below ~3 GB/s of
+/// memory bandwidth per core, which no CPU the library targets has (the Xeon of issue 10, at a
+/// quarter of this EPYC's bandwidth, still has about twice that): the table is chosen wherever it covers the position,
+/// and positions it does not cover are computed. `source` other than automatic is returned unchanged.
+[[nodiscard]] constexpr angle_source choose_angle_source(angle_source source) noexcept {
+  return source == angle_source::automatic ? angle_source::table : source;
+}
+
 /// A cos/sin table for positions [first, first + count): `pairs()` values per row, M folded in.
 /// C is float (tables for float/bfloat16/float16 storage) or double (for double storage).
 template <class C>

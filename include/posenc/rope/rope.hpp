@@ -29,6 +29,7 @@
 #include <string_view>
 
 #include <posenc/core/assert.hpp>
+#include <posenc/core/checked.hpp>
 #include <posenc/core/element.hpp>
 #include <posenc/core/tensor_view.hpp>
 #include <posenc/kernels/angles.hpp>
@@ -102,13 +103,32 @@ class rope {
 
   /// Rotates x with rows from `table` where it covers the position and on the fly elsewhere (same
   /// frequencies and angle mode as the table). inverse negates sin (exact inverse only when M = 1).
+  /// `source` picks table rows or on-the-fly rows (automatic: the measured rule of
+  /// choose_angle_source); every source gives the same bits. Table rows are read in place (no copy) when the table
+  /// covers every position and the dim axis is contiguous.
   template <storage_type T>
   void rotate(tensor_view<T> x, std::span<const std::int64_t> positions, const cos_sin_table<compute_t<T>>& table,
-              kernels::rotation dir = kernels::rotation::forward) const noexcept {
+              kernels::rotation dir = kernels::rotation::forward,
+              angle_source source = angle_source::automatic) const noexcept {
     using C = compute_t<T>;
     POSENC_EXPECTS(table.pairs() == sched_.pairs());
     expect_sizes(x, positions.size());
     const auto f = table.frequencies();
+    source = choose_angle_source(source);
+    if (source == angle_source::on_the_fly) {
+      detail::rotate_view(
+          sched_.geometry(), x, f.pairs,
+          [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
+            detail::fill_angle_rows(f, table.mode(), positions.data() + i0, n, f.magnitude, cos, sin, f.pairs);
+          },
+          dir);
+      return;
+    }
+    if (x.dim_contiguous() && f.pairs > 0 &&
+        std::all_of(positions.begin(), positions.end(), [&](std::int64_t p) { return table.contains(p); })) {
+      rotate_from_table(x, positions, table, dir);
+      return;
+    }
     detail::rotate_view(
         sched_.geometry(), x, f.pairs,
         [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
@@ -192,6 +212,27 @@ class rope {
           detail::fill_angle_rows(f, mode, positions.data() + i0, n, m, cos, sin, f.pairs);
         },
         dir);
+  }
+
+  // Every position inside the table, dim axis contiguous: the kernels read the table's rows in
+  // place through a row index (no copy), chunk by chunk of tokens.
+  template <storage_type T>
+  void rotate_from_table(tensor_view<T> x, std::span<const std::int64_t> positions,
+                         const cos_sin_table<compute_t<T>>& table, kernels::rotation dir) const noexcept {
+    constexpr std::ptrdiff_t chunk = 512;
+    std::int64_t row_of[chunk];
+    const std::ptrdiff_t B = x.batch(), Tn = x.tokens(), H = x.heads();
+    if (H == 0) return;
+    for (std::ptrdiff_t b = 0; b < B; ++b) {
+      for (std::ptrdiff_t t0 = 0; t0 < Tn; t0 += chunk) {
+        const std::ptrdiff_t n = std::min(chunk, Tn - t0);
+        for (std::ptrdiff_t t = 0; t < n; ++t)
+          row_of[t] = static_cast<std::int64_t>(
+              detail::distance_magnitude(positions[static_cast<std::size_t>(b * Tn + t0 + t)], table.first()));
+        const kernels::head_rows<T> rows{x.row(b, t0, 0), n, H, x.stride(axis::token), x.stride(axis::head)};
+        kernels::rotate(sched_.geometry(), rows, table.rows(row_of), dir);
+      }
+    }
   }
 
   // One position per (batch, token) and rows of head_dim() elements: a wrong size would read past

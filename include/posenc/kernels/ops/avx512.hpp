@@ -9,6 +9,7 @@
 
 #if POSENC_HAS_X86_KERNELS
 #include <algorithm>
+#include <cpuid.h>
 #include <immintrin.h>
 #include <type_traits>
 
@@ -107,6 +108,25 @@ POSENC_OPS_INLINE __m512 load_n(const bfloat16* p, int n) { return bf16_widen(_m
 POSENC_OPS_INLINE void store(bfloat16* p, __m512 v)  { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bf16_bits(v)); }
 POSENC_OPS_INLINE void stream(bfloat16* p, __m512 v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), bf16_bits(v)); }
 POSENC_OPS_INLINE void store_n(bfloat16* p, __m512 v, int n) { _mm256_mask_storeu_epi16(p, first(n), bf16_bits(v)); }
+// The driver's blocks of two vectors: with AVX512_BF16 (Cooper Lake, Sapphire Rapids, Zen 4)
+// VCVTNE2PS2BF16 rounds all 32 lanes in one instruction, RNE and quiet NaN exactly as
+// bfloat16::from_float, except that it reads subnormal inputs as zero: a block holding a subnormal
+// lane takes the integer rounding above. Checked once per block, so the CPU without the extension
+// (or a subnormal) costs a predicted branch.
+inline const bool has_avx512bf16 = [] {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 5)) != 0;
+}();
+template <bool Stream>
+POSENC_OPS_INLINE void store2(bfloat16* p, __m512 v0, __m512 v1) {
+  __m512i x;
+  if (POSENC_LIKELY(has_avx512bf16 && (_mm512_fpclass_ps_mask(v0, 0x20) | _mm512_fpclass_ps_mask(v1, 0x20)) == 0))
+    x = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(v1, v0));
+  else
+    x = _mm512_inserti64x4(_mm512_castsi256_si512(bf16_bits(v0)), bf16_bits(v1), 1);
+  if constexpr (Stream) _mm512_stream_si512(reinterpret_cast<__m512i*>(p), x);
+  else _mm512_storeu_si512(p, x);
+}
 #endif
 
 // Angle operations (kernels/drivers/angles.inl).
