@@ -192,6 +192,10 @@ void BM_prefill_t5(benchmark::State& s) {
 void BM_prefill_shaw_kv(benchmark::State& s) {
   prefill(s, make_shaw(), 1);
 }
+// The thread-scaling pair: wall time, both on the two-thread pool's sibling of one thread.
+void BM_prefill_none_1thread(benchmark::State& s) {
+  prefill(s, posenc::no_position{}, 1);
+}
 void BM_prefill_none_2threads(benchmark::State& s) {
   prefill(s, posenc::no_position{}, 2);
 }
@@ -287,14 +291,16 @@ BENCHMARK(BM_anchor_read_bw)
     ->Args({kMiB16, 1})
     ->Args({kMiB32, 2})
     ->Args({kMiB16, 2})
+    ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 #endif
 BENCHMARK(BM_prefill_none)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_prefill_none_1thread)->Arg(kPrefill)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_alibi)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_t5)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_shaw_kv)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_prefill_none_2threads)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_prefill_none_2threads)->Arg(kPrefill)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_eigen)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_sdpa)->Arg(kPrefill)->Iterations(1)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_decode_fp32)->Args({kCached, 1})->Args({kCached, 2})->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_decode_bf16)->Args({kCached, 1})->Args({kCached, 2})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_decode_fp32)->Args({kCached, 1})->Args({kCached, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_decode_bf16)->Args({kCached, 1})->Args({kCached, 2})->UseRealTime()->Unit(benchmark::kMillisecond);

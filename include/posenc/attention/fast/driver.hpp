@@ -457,7 +457,7 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
   // In-place (decode) path: one item takes every kv head, so a key tile's rows (all heads of a
   // token are adjacent) are read together rather than one head's rows Hkv rows apart.
   c.gpi = c.packed ? 1 : Hkv;
-  if (!c.packed) c.TK_ = 32;  // the V rows of a tile (every head) are prefetched during QK^T: keep them in L1/L2
+  if (!c.packed) c.TK_ = 64;  // the V rows of a tile (every head) are prefetched during QK^T: keep them in L2
   c.nkt = (Sk + c.TK_ - 1) / c.TK_;
   c.ngs = Hkv / c.gpi;
   c.rows_max = c.gpi * G * std::min<std::ptrdiff_t>(c.TQ, Sq);

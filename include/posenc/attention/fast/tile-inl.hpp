@@ -3,7 +3,8 @@
 // its own target region and ABI-tagged ISA namespace, after defining the operations:
 //
 //   vf, L (lanes), zero(), set1(f), load(const float*), store(float*, v), fmadd(a, b, c) = a*b + c,
-//   mul, add, sub, min, max, reduce_add, reduce_max, load_f(const bfloat16* / const float16*) (L values
+//   mul, add, sub, min, max, reduce_add, reduce_max, reduce4(a, b, c, d, f, out) (out[0..3] = f x the
+//   lane sums of a, b, c, d), load_f(const bfloat16* / const float16*) (L values
 //   widened to float), round_nearest, pow2(n) = 2^n for integral n in [-126, 127], keep_ge(x, lim, y)
 //   = x >= lim ? y : 0 (lane-wise).
 //
@@ -29,8 +30,9 @@
 
 [[maybe_unused]] static constexpr int qk_mr = ops_qk_mr;  // query rows per register block
 [[maybe_unused]] static constexpr int pv_mr = ops_pv_mr;
-static constexpr int nv = 4;         // vectors across one column block of the packed kernels
-static constexpr int cols = nv * L;  // 64 / 32 / 16 / 4 columns: always divides the padded tile (64)
+static constexpr int dq_rows = ops_dq_rows;  // query rows per block of the in-place QK kernel
+static constexpr int nv = 4;                 // vectors across one column block of the packed kernels
+static constexpr int cols = nv * L;          // 64 / 32 / 16 / 4 columns: always divides the padded tile (64)
 
 static inline vf exp_v(vf x) {
   const vf lo = set1(-87.3365478515625f);
@@ -194,48 +196,79 @@ static inline void pv_packed(const float* p, std::ptrdiff_t ps, int rows, const 
   }
 }
 
-// Up to 4 rows against keys read in place: one pass over k_j per row block, reduced per (row, key).
-template <class T, int NR>
-static inline void qk_direct_block(const float* const* q, const T* k, std::ptrdiff_t ks, int n, int D, float scale,
-                                   float* s, std::ptrdiff_t ss) {
-  for (int j = 0; j < n; ++j) {
-    const T* kj = k + j * ks;
-    vf acc[NR];
+// NR rows x NK keys read in place (key j at k + j ks): NR NK accumulators, one pass over the keys
+// per row block; with NK = 4 each row's four sums come out of one transpose-and-add (reduce4), not
+// four horizontal reductions.
+template <class T, int NR, int NK>
+static inline void qk_direct_block(const float* const* q, const T* k, std::ptrdiff_t ks, int D, float scale, float* s,
+                                   std::ptrdiff_t ss) {
+  vf acc[NR][NK];
 #pragma GCC unroll 4
-    for (int r = 0; r < NR; ++r) acc[r] = zero();
-    int d = 0;
-    for (; d + L <= D; d += L) {
-      const vf kv = load_any(kj + d);
+  for (int r = 0; r < NR; ++r)
 #pragma GCC unroll 4
-      for (int r = 0; r < NR; ++r) acc[r] = fmadd(load(q[r] + d), kv, acc[r]);
+    for (int j = 0; j < NK; ++j) acc[r][j] = zero();
+  int d = 0;
+  for (; d + L <= D; d += L) {
+    vf kv[NK];
+#pragma GCC unroll 4
+    for (int j = 0; j < NK; ++j) kv[j] = load_any(k + j * ks + d);
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; ++r) {
+      const vf qv = load(q[r] + d);
+#pragma GCC unroll 4
+      for (int j = 0; j < NK; ++j) acc[r][j] = fmadd(qv, kv[j], acc[r][j]);
     }
-    if (d < D) {
-      const vf kv = load_tail(kj + d, D - d);
+  }
+  if (d < D) {
+    vf kv[NK];
 #pragma GCC unroll 4
-      for (int r = 0; r < NR; ++r) acc[r] = fmadd(load_tail(q[r] + d, D - d), kv, acc[r]);
+    for (int j = 0; j < NK; ++j) kv[j] = load_tail(k + j * ks + d, D - d);
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; ++r) {
+      const vf qv = load_tail(q[r] + d, D - d);
+#pragma GCC unroll 4
+      for (int j = 0; j < NK; ++j) acc[r][j] = fmadd(qv, kv[j], acc[r][j]);
     }
+  }
 #pragma GCC unroll 4
-    for (int r = 0; r < NR; ++r) s[r * ss + j] = reduce_add(acc[r]) * scale;
+  for (int r = 0; r < NR; ++r) {
+    if constexpr (NK == 4)
+      reduce4(acc[r][0], acc[r][1], acc[r][2], acc[r][3], scale, s + r * ss);
+    else
+#pragma GCC unroll 4
+      for (int j = 0; j < NK; ++j) s[r * ss + j] = reduce_add(acc[r][j]) * scale;
   }
 }
 
-// Every kv head of a decode item at once, token by token: rows [gi Rg, (gi + 1) Rg) read head gi,
-// whose row of token j is k + j ks + gi hs, so K is read in address order (all heads of a token are
-// adjacent) and hardware prefetchers stream it. Meanwhile the same tokens' V rows (pv_bytes from
-// pv + j pv_stride) are prefetched for the PV pass that follows.
+// Every kv head of a decode item at once, four tokens at a time: rows [gi Rg, (gi + 1) Rg) read
+// head gi, whose row of token j is k + j ks + gi hs, so a block reads four tokens' rows of every
+// head (adjacent in memory) before moving on and hardware prefetchers stream K. Meanwhile the same
+// tokens' V rows (pv_bytes from pv + j pv_stride) are prefetched for the PV pass that follows.
 template <class T>
 static inline void qk_heads(const float* const* q, int Rg, int heads, const T* k, std::ptrdiff_t ks, std::ptrdiff_t hs,
                             int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
                             std::ptrdiff_t pv_stride, std::ptrdiff_t pv_bytes) {
-  for (int j = 0; j < n; ++j) {
-    if (pv != nullptr) prefetch_bytes(static_cast<const char*>(pv) + j * pv_stride, pv_bytes);
+  constexpr int NR = dq_rows;
+  for (int j = 0; j < n; j += 4) {
+    const int nk = n - j < 4 ? n - j : 4;
+    if (pv != nullptr)
+      for (int t = 0; t < nk; ++t) prefetch_bytes(static_cast<const char*>(pv) + (j + t) * pv_stride, pv_bytes);
     for (int gi = 0; gi < heads; ++gi) {
       const T* kj = k + j * ks + gi * hs;
       const float* const* qg = q + gi * Rg;
       float* sg = s + gi * Rg * ss + j;
-      int r = 0;
-      for (; r + 4 <= Rg; r += 4) qk_direct_block<T, 4>(qg + r, kj, ks, 1, D, scale, sg + r * ss, ss);
-      for (; r < Rg; ++r) qk_direct_block<T, 1>(qg + r, kj, ks, 1, D, scale, sg + r * ss, ss);
+      if (nk == 4) {
+        int r = 0;
+        for (; r + NR <= Rg; r += NR) qk_direct_block<T, NR, 4>(qg + r, kj, ks, D, scale, sg + r * ss, ss);
+        for (; r < Rg; ++r) qk_direct_block<T, 1, 4>(qg + r, kj, ks, D, scale, sg + r * ss, ss);
+      } else {
+        for (int t = 0; t < nk; ++t) {
+          int r = 0;
+          for (; r + NR <= Rg; r += NR)
+            qk_direct_block<T, NR, 1>(qg + r, kj + t * ks, ks, D, scale, sg + r * ss + t, ss);
+          for (; r < Rg; ++r) qk_direct_block<T, 1, 1>(qg + r, kj + t * ks, ks, D, scale, sg + r * ss + t, ss);
+        }
+      }
     }
   }
 }
