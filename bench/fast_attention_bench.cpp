@@ -302,5 +302,5 @@ BENCHMARK(BM_prefill_shaw_kv)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_none_2threads)->Arg(kPrefill)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_eigen)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_sdpa)->Arg(kPrefill)->Iterations(1)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_decode_fp32)->Args({kCached, 1})->Args({kCached, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_decode_bf16)->Args({kCached, 1})->Args({kCached, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_decode_fp32)->Args({1024, 1})->Args({kCached, 1})->Args({kCached, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_decode_bf16)->Args({1024, 1})->Args({kCached, 1})->Args({kCached, 2})->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -257,14 +257,13 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
         for (std::ptrdiff_t d = 0; d < D; ++d) std::fill(kt + d * TKc + nk, kt + (d + 1) * TKc, 0.0f);
       c.kern.qk_packed(rows, static_cast<int>(R), kt, TKc, static_cast<int>(D), c.scale, s, TKc);
     } else {
-      // every kv head, token by token (K in address order), prefetching the tile's V rows
-      const std::ptrdiff_t vhs = c.v.stride(axis::head);
-      const bool vspan = vhs >= 0;  // heads ascend in memory: one range per token
+      // every kv head, four tokens at a time, prefetching K and V rows ahead
       c.kern.template qk_heads<TK>()(rows, static_cast<int>(Rg), static_cast<int>(c.gpi), c.k.row(b, j0, g),
                                      c.k.stride(axis::token), c.k.stride(axis::head), nk, static_cast<int>(D), c.scale,
-                                     s, TKc, vspan ? c.v.row(b, j0, g) : nullptr,
+                                     s, TKc, c.v.row(b, j0, g),
                                      static_cast<std::ptrdiff_t>(c.v.stride(axis::token) * sizeof(TV)),
-                                     static_cast<std::ptrdiff_t>(((c.gpi - 1) * vhs + c.Dv) * sizeof(TV)));
+                                     static_cast<std::ptrdiff_t>(c.v.stride(axis::head) * sizeof(TV)),
+                                     static_cast<std::ptrdiff_t>(c.Dv * sizeof(TV)));
     }
 
     // ---- hooks, mask, online softmax per row ----

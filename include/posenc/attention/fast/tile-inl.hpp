@@ -50,12 +50,14 @@ static inline vf exp_v(vf x) {
   return keep_ge(x, lo, mul(p, pow2(fx)));
 }
 
-// Asks for the cache lines of `bytes` bytes at p (no fault on any address).
-static inline void prefetch_bytes(const void* p, std::ptrdiff_t bytes) {
+// Asks for the cache lines of `bytes` bytes at address a into L2 (a prefetch never faults, so a
+// may lie past the end of the data; it is an integer for that reason).
+static inline void prefetch_l2(std::uintptr_t a, std::ptrdiff_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
-  for (std::ptrdiff_t x = 0; x < bytes; x += 64) __builtin_prefetch(static_cast<const char*>(p) + x, 0, 3);
+  for (std::ptrdiff_t x = 0; x < bytes; x += 64)
+    __builtin_prefetch(reinterpret_cast<const void*>(a + static_cast<std::uintptr_t>(x)), 0, 2);
 #else
-  static_cast<void>(p), static_cast<void>(bytes);
+  static_cast<void>(a), static_cast<void>(bytes);
 #endif
 }
 
@@ -241,18 +243,27 @@ static inline void qk_direct_block(const float* const* q, const T* k, std::ptrdi
 }
 
 // Every kv head of a decode item at once, four tokens at a time: rows [gi Rg, (gi + 1) Rg) read
-// head gi, whose row of token j is k + j ks + gi hs, so a block reads four tokens' rows of every
-// head (adjacent in memory) before moving on and hardware prefetchers stream K. Meanwhile the same
-// tokens' V rows (pv_bytes from pv + j pv_stride) are prefetched for the PV pass that follows.
+// head gi, whose row of token j is k + j ks + gi hs; a block reads four tokens' rows of every head
+// before moving on. Every token of a 4-KiB-per-token cache is a new page, where hardware stream
+// prefetchers start over, so the K and V rows of the token pf_tokens ahead are prefetched here
+// (V for the PV pass that follows this tile and the next one's first tokens).
+static constexpr int pf_tokens = 8;
+
 template <class T>
 static inline void qk_heads(const float* const* q, int Rg, int heads, const T* k, std::ptrdiff_t ks, std::ptrdiff_t hs,
                             int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
-                            std::ptrdiff_t pv_stride, std::ptrdiff_t pv_bytes) {
+                            std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes) {
   constexpr int NR = dq_rows;
+  const auto ka = reinterpret_cast<std::uintptr_t>(k), va = reinterpret_cast<std::uintptr_t>(pv);
+  const auto kts = static_cast<std::ptrdiff_t>(ks * sizeof(T)), khs = static_cast<std::ptrdiff_t>(hs * sizeof(T));
+  const auto kbytes = static_cast<std::ptrdiff_t>(D * sizeof(T));
   for (int j = 0; j < n; j += 4) {
     const int nk = n - j < 4 ? n - j : 4;
-    if (pv != nullptr)
-      for (int t = 0; t < nk; ++t) prefetch_bytes(static_cast<const char*>(pv) + (j + t) * pv_stride, pv_bytes);
+    for (int t = j + pf_tokens; t < j + pf_tokens + 4; ++t)
+      for (int gi = 0; gi < heads; ++gi) {
+        prefetch_l2(ka + static_cast<std::uintptr_t>(t * kts + gi * khs), kbytes);
+        if (pv != nullptr) prefetch_l2(va + static_cast<std::uintptr_t>(t * pv_ts + gi * pv_hs), pv_bytes);
+      }
     for (int gi = 0; gi < heads; ++gi) {
       const T* kj = k + j * ks + gi * hs;
       const float* const* qg = q + gi * Rg;

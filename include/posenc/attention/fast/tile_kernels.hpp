@@ -16,13 +16,13 @@ struct tile_kernels {
   void (*pv_packed)(const float* p, std::ptrdiff_t ps, int rows, const float* vt, std::ptrdiff_t vs, int n, int dvp,
                     float* o, std::ptrdiff_t os) = nullptr;
   // (q rows, rows per head, heads, k, token stride, head stride, keys, D, scale, s, s stride, V rows to prefetch:
-  // base, token stride, bytes)
+  // base or null, token stride and head stride in bytes, bytes per row)
   void (*qk_heads_f32)(const float* const*, int, int, const float*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
-                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
   void (*qk_heads_bf16)(const float* const*, int, int, const bfloat16*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
-                        float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+                        float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
   void (*qk_heads_f16)(const float* const*, int, int, const float16*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
-                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
   // (p, p stride, rows, v, token stride, keys, Dv, o, o stride)
   void (*pv_direct_f32)(const float*, std::ptrdiff_t, int, const float*, std::ptrdiff_t, int, int, float*,
                         std::ptrdiff_t) = nullptr;
