@@ -94,6 +94,7 @@ struct call {
   const float *ak = nullptr, *av = nullptr;        // [shaw_heads][D][sld] (transposed), [shaw_heads][sn][dvp]
   float* partial = nullptr;                        // [items][chunks][rows][2 + dvp]
   std::ptrdiff_t rows_max = 0;
+  bool dot_qk = false, dot_pv = false;  // AVX512_BF16 kernels (bf16_dot_products)
   std::ptrdiff_t gpi = 1, ngs = 0;  // kv heads per work item (in-place path: all, so rows are read in order), sets
 
   [[nodiscard]] std::ptrdiff_t table_index(distance_range r, std::int64_t d) const noexcept {
@@ -258,12 +259,14 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
       c.kern.qk_packed(rows, static_cast<int>(R), kt, TKc, static_cast<int>(D), c.scale, s, TKc);
     } else {
       // every kv head, four tokens at a time, prefetching K and V rows ahead
-      c.kern.template qk_heads<TK>()(rows, static_cast<int>(Rg), static_cast<int>(c.gpi), c.k.row(b, j0, g),
-                                     c.k.stride(axis::token), c.k.stride(axis::head), nk, static_cast<int>(D), c.scale,
-                                     s, TKc, c.v.row(b, j0, g),
-                                     static_cast<std::ptrdiff_t>(c.v.stride(axis::token) * sizeof(TV)),
-                                     static_cast<std::ptrdiff_t>(c.v.stride(axis::head) * sizeof(TV)),
-                                     static_cast<std::ptrdiff_t>(c.Dv * sizeof(TV)));
+      auto qk = c.kern.template qk_heads<TK>();
+      if constexpr (std::is_same_v<TK, bfloat16>)
+        if (c.dot_qk) qk = c.kern.qk_heads_bf16_dot;
+      qk(rows, static_cast<int>(Rg), static_cast<int>(c.gpi), c.k.row(b, j0, g), c.k.stride(axis::token),
+         c.k.stride(axis::head), nk, static_cast<int>(D), c.scale, s, TKc, c.v.row(b, j0, g),
+         static_cast<std::ptrdiff_t>(c.v.stride(axis::token) * sizeof(TV)),
+         static_cast<std::ptrdiff_t>(c.v.stride(axis::head) * sizeof(TV)),
+         static_cast<std::ptrdiff_t>(c.Dv * sizeof(TV)));
     }
 
     // ---- hooks, mask, online softmax per row ----
@@ -298,10 +301,14 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
     // ---- O += P V ----
     if (c.packed)
       c.kern.pv_packed(s, TKc, static_cast<int>(R), vt, dvp, nk, static_cast<int>(dvp), o, dvp);
-    else
+    else {
+      auto pv = c.kern.template pv_direct<TV>();
+      if constexpr (std::is_same_v<TV, bfloat16>)
+        if (c.dot_pv) pv = c.kern.pv_direct_bf16_dot;
       for (std::ptrdiff_t gi = 0; gi < c.gpi; ++gi)
-        c.kern.template pv_direct<TV>()(s + gi * Rg * TKc, TKc, static_cast<int>(Rg), c.v.row(b, j0, g + gi),
-                                        c.v.stride(axis::token), nk, static_cast<int>(c.Dv), o + gi * Rg * dvp, dvp);
+        pv(s + gi * Rg * TKc, TKc, static_cast<int>(Rg), c.v.row(b, j0, g + gi), c.v.stride(axis::token), nk,
+           static_cast<int>(c.Dv), o + gi * Rg * dvp, dvp);
+    }
   }
 
   // Shaw value term: sum over distances of (probability mass) x aV, once per row (the PV microkernel).
@@ -456,6 +463,10 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
   // In-place (decode) path: one item takes every kv head, so a key tile's rows (all heads of a
   // token are adjacent) are read together rather than one head's rows Hkv rows apart.
   c.gpi = c.packed ? 1 : Hkv;
+  if constexpr (std::is_same_v<TK, bfloat16>)
+    c.dot_qk = f.bf16_dot_products && !c.packed && kern.qk_heads_bf16_dot != nullptr && D % 32 == 0;
+  if constexpr (std::is_same_v<TV, bfloat16>)
+    c.dot_pv = f.bf16_dot_products && !c.packed && kern.pv_direct_bf16_dot != nullptr && Dv % 32 == 0;
   if (!c.packed) c.TK_ = 64;  // the V rows of a tile (every head) are prefetched during QK^T: keep them in L2
   c.nkt = (Sk + c.TK_ - 1) / c.TK_;
   c.ngs = Hkv / c.gpi;

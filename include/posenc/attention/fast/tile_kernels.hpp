@@ -30,6 +30,10 @@ struct tile_kernels {
                          std::ptrdiff_t) = nullptr;
   void (*pv_direct_f16)(const float*, std::ptrdiff_t, int, const float16*, std::ptrdiff_t, int, int, float*,
                         std::ptrdiff_t) = nullptr;
+  // AVX512_BF16 forms of qk_heads_bf16 / pv_direct_bf16 (fast/ops/avx512_bf16.hpp; D, Dv % 32 == 0): null
+  // unless the CPU has the instruction; used only when fast_attention_options::bf16_dot_products asks.
+  decltype(qk_heads_bf16) qk_heads_bf16_dot = nullptr;
+  decltype(pv_direct_bf16) pv_direct_bf16_dot = nullptr;
   float (*row_max)(const float* x, int n) = nullptr;
   float (*exp_sum)(float* x, int n, float m) = nullptr;
   void (*scale_row)(float* x, int n, float f) = nullptr;
