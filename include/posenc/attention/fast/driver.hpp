@@ -565,7 +565,9 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
       ~give_back() { w.release(s); }
     } guard{ws, sc};
     const std::ptrdiff_t ch = n % c.chunks, it = n / c.chunks;
-    const std::ptrdiff_t qt = it % c.nqt, gs = (it / c.nqt) % c.ngs, b = it / (c.nqt * c.ngs);
+    // Last query tiles first: under a causal mask they see the most keys, so the items left when a
+    // thread runs out of work are the short ones (the pool hands out items in index order).
+    const std::ptrdiff_t qt = c.nqt - 1 - it % c.nqt, gs = (it / c.nqt) % c.ngs, b = it / (c.nqt * c.ngs);
     run_item(c, *sc, b, gs, qt, ch);
   };
   run_parallel(f.executor, items * c.chunks, item);
