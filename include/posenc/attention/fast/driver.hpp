@@ -95,7 +95,7 @@ struct call {
   float* partial = nullptr;                        // [items][chunks][rows][2 + dvp]
   std::ptrdiff_t rows_max = 0;
   bool dot_qk = false, dot_pv = false;  // AVX512_BF16 kernels (bf16_dot_products)
-  std::ptrdiff_t gpi = 1, ngs = 0;  // kv heads per work item (in-place path: all, so rows are read in order), sets
+  std::ptrdiff_t gpi = 1, ngs = 0;      // kv heads per work item (in-place path: all, so rows are read in order), sets
 
   [[nodiscard]] std::ptrdiff_t table_index(distance_range r, std::int64_t d) const noexcept {
     return static_cast<std::ptrdiff_t>(std::clamp(d, r.lo, r.hi) - r.lo);
@@ -391,24 +391,9 @@ inline void summarize(std::span<const std::int64_t> pos, std::span<const std::in
 template <class TK, class TV, class E>
 void validate_call(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const TV> v, tensor_view<float> out,
                    const E& enc, const attention_options& o, const fast_attention_options& f) {
-  const std::ptrdiff_t B = q.batch(), Sq = q.tokens(), Hq = q.heads(), D = q.dim();
-  const std::ptrdiff_t Sk = k.tokens(), Hkv = k.heads(), Dv = v.dim();
-  require_same_extent(q, k, axis::batch, "k.batch (vs q.batch)");
-  require_same_extent(q, v, axis::batch, "v.batch (vs q.batch)");
-  require_same_extent(k, v, axis::token, "v.tokens (vs k.tokens)");
-  require_same_extent(k, v, axis::head, "v.heads (vs k.heads)");
-  require_same_extent(q, k, axis::dim, "k.dim (vs q.dim)");
-  require_same_extent(q, out, axis::batch, "out.batch (vs q.batch)");
-  require_same_extent(q, out, axis::token, "out.tokens (vs q.tokens)");
-  require_same_extent(q, out, axis::head, "out.heads (vs q.heads)");
-  require_same_extent(v, out, axis::dim, "out.dim (vs v.dim)");
-  detail::require_shape(D >= 1, "q.dim", D, ">= 1");
-  detail::require(Hkv >= 1 || Hq == 0, "k.heads", Hkv, ">= 1");
-  detail::require(Hkv == 0 || Hq % Hkv == 0, "q.heads", Hq,
-                  "a multiple of the key/value heads " + std::to_string(Hkv) + " (GQA/MQA)");
-  if (!o.sinks.empty())
-    detail::require_shape(static_cast<std::ptrdiff_t>(o.sinks.size()) == Hq, "attention.sinks", o.sinks.size(),
-                          "q.heads = " + std::to_string(Hq));
+  detail::check_attention_shapes(q, k, v, out, o);
+  detail::require_shape(!overlaps(out, k), "out", "a view overlapping k", "memory disjoint from k and v");
+  detail::require_shape(!overlaps(out, v), "out", "a view overlapping v", "memory disjoint from k and v");
   detail::require(o.weights.empty(), "attention.weights", "given",
                   "empty: posenc::attention never forms the weight matrix (ask sdpa for weights)");
   detail::require(f.key_tile >= 64 && f.key_tile % 64 == 0, "fast_attention.key_tile", f.key_tile,
@@ -417,8 +402,7 @@ void validate_call(tensor_view<const float> q, tensor_view<const TK> k, tensor_v
   detail::require(f.split_keys >= f.key_tile && f.split_keys % f.key_tile == 0, "fast_attention.split_keys",
                   f.split_keys, "a positive multiple of key_tile = " + std::to_string(f.key_tile));
   detail::require(f.max_bias_table >= 0, "fast_attention.max_bias_table", f.max_bias_table, ">= 0");
-  detail::require_encoder_fits(enc, D, Hq);
-  static_cast<void>(B), static_cast<void>(Sq), static_cast<void>(Sk), static_cast<void>(Dv);
+  detail::require_encoder_fits(enc, q.dim(), q.heads());
 }
 
 template <class E, class TK, class TV>
