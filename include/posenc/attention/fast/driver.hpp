@@ -136,13 +136,15 @@ void add_distance_row(const C& c, const float* tab, distance_range r, const tile
   if (ks.contiguous) {
     const std::int64_t d0 = sat_sub(pk[0], pos_q), d1 = sat_sub(pk[nk - 1], pos_q);
     if (d1 <= r.lo || d0 >= r.hi) {  // the whole row saturates: one constant
-      const float x = tab[d1 <= r.lo ? 0 : r.hi - r.lo];
-      for (int j = 0; j < nk; ++j) s[j] += x;
+      c.kern.add_const(s, tab[d1 <= r.lo ? 0 : r.hi - r.lo], nk);
       return;
     }
-    if (d0 >= r.lo && d1 <= r.hi && d1 - d0 == nk - 1) {  // a slice of the table
-      const float* t = tab + (d0 - r.lo);
-      for (int j = 0; j < nk; ++j) s[j] += t[j];
+    if (d1 - d0 == nk - 1) {  // keys [0, a) clip to r.lo, [a, e) are a slice of the table, [e, nk) clip to r.hi
+      const auto a = static_cast<int>(std::clamp<std::int64_t>(sat_sub(r.lo, d0), 0, nk));
+      const auto e = static_cast<int>(std::clamp<std::int64_t>(sat_sub(r.hi, d0), -1, nk - 1) + 1);
+      if (a > 0) c.kern.add_const(s, tab[0], a);
+      if (e > a) c.kern.add_row(s + a, tab + (d0 + a - r.lo), e - a);
+      if (e < nk) c.kern.add_const(s + std::max(a, e), tab[r.hi - r.lo], nk - std::max(a, e));
       return;
     }
   }

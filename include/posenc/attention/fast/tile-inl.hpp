@@ -16,7 +16,7 @@
 //   pv_packed  o[r][c] += sum_j p[r][j] * vt[j][c]         (vt: float, row stride and Dv padded to 64)
 //   pv_direct  o[r][c] += sum_j p[r][j] * v_j[c]           (v_j read in place, float/bf16/fp16)
 //   exp_sum    x[j] = exp(x[j] - m) for j < n, returns the sum (vectorised exp, see exp_v)
-//   row_max, scale_row
+//   row_max, scale_row, add_row, add_const
 //
 // exp_v: Cephes-style expf (round(x log2 e) split with a two-constant ln 2, degree-6 polynomial,
 // 2^n by exponent arithmetic); inputs below -87.33 give exactly 0 (masked scores are -inf), inputs
@@ -118,6 +118,21 @@ static inline float exp_sum(float* x, int n, float m) {
   return r;
 }
 
+// x[j] += t[j] and x[j] += c, j < n (the distance-table biases: vector stores, so the row_max that
+// follows reads them back without store-forwarding stalls).
+static inline void add_row(float* x, const float* t, int n) {
+  int j = 0;
+  for (; j + L <= n; j += L) store(x + j, add(load(x + j), load(t + j)));
+  for (; j < n; ++j) x[j] += t[j];
+}
+
+static inline void add_const(float* x, float c, int n) {
+  const vf cv = set1(c);
+  int j = 0;
+  for (; j + L <= n; j += L) store(x + j, add(load(x + j), cv));
+  for (; j < n; ++j) x[j] += c;
+}
+
 static inline void scale_row(float* x, int n, float f) {
   const vf fv = set1(f);
   int j = 0;
@@ -158,6 +173,10 @@ static inline void qk_packed(const float* const* q, int rows, const float* kt, s
   for (std::ptrdiff_t c = 0; c < ldk; c += cols) {
     int r = 0;
     for (; r + qk_mr <= rows; r += qk_mr) qk_packed_block<qk_mr>(q + r, kt + c, ldk, D, scale, s + r * ss + c, ss);
+    if constexpr (qk_mr > 4)  // tails in blocks too (64 rows = 10 x 6 + 4)
+      if (r + 4 <= rows) qk_packed_block<4>(q + r, kt + c, ldk, D, scale, s + r * ss + c, ss), r += 4;
+    if constexpr (qk_mr > 2)
+      if (r + 2 <= rows) qk_packed_block<2>(q + r, kt + c, ldk, D, scale, s + r * ss + c, ss), r += 2;
     for (; r < rows; ++r) qk_packed_block<1>(q + r, kt + c, ldk, D, scale, s + r * ss + c, ss);
   }
 }
@@ -194,6 +213,10 @@ static inline void pv_packed(const float* p, std::ptrdiff_t ps, int rows, const 
   for (int c = 0; c < dvp; c += cols) {
     int r = 0;
     for (; r + pv_mr <= rows; r += pv_mr) pv_packed_block<pv_mr>(p + r * ps, ps, vt + c, vs, n, o + r * os + c, os);
+    if constexpr (pv_mr > 4)
+      if (r + 4 <= rows) pv_packed_block<4>(p + r * ps, ps, vt + c, vs, n, o + r * os + c, os), r += 4;
+    if constexpr (pv_mr > 2)
+      if (r + 2 <= rows) pv_packed_block<2>(p + r * ps, ps, vt + c, vs, n, o + r * os + c, os), r += 2;
     for (; r < rows; ++r) pv_packed_block<1>(p + r * ps, ps, vt + c, vs, n, o + r * os + c, os);
   }
 }
@@ -347,6 +370,8 @@ static inline tile_kernels make_tile_kernels() {
   t.row_max = &row_max;
   t.exp_sum = &exp_sum;
   t.scale_row = &scale_row;
+  t.add_row = &add_row;
+  t.add_const = &add_const;
   t.exp = &exp_block;
   t.lanes = L;
   return t;

@@ -37,6 +37,8 @@ struct tile_kernels {
   float (*row_max)(const float* x, int n) = nullptr;
   float (*exp_sum)(float* x, int n, float m) = nullptr;
   void (*scale_row)(float* x, int n, float f) = nullptr;
+  void (*add_row)(float* x, const float* t, int n) = nullptr;
+  void (*add_const)(float* x, float c, int n) = nullptr;
   void (*exp)(const float* x, float* y, int n) = nullptr;
   int lanes = 1;
 
