@@ -26,19 +26,8 @@ static constexpr int ops_qk_mr = 2;  // 2 rows x 4 vectors = 8 accumulators + 4 
 static constexpr int ops_pv_mr = 2;
 static constexpr int ops_dq_rows = 2;  // in-place QK: 2 rows x 4 keys = 8 accumulators
 
+#include <posenc/attention/fast/ops/shared_ops.inl>  // zero, set1, load, store, fmadd, mul, add, sub, max, load_f
 // clang-format off
-// From the shared operations layer (kernels/ops/avx2.hpp).
-static inline vf zero() { return ops::set(0.0f); }
-static inline vf set1(float f) { return ops::set(f); }
-static inline vf load(const float* p) { return ops::load(p); }
-static inline void store(float* p, vf v) { ops::store(p, v); }
-static inline vf fmadd(vf a, vf b, vf c) { return ops::fma(a, b, c); }
-static inline vf mul(vf a, vf b) { return ops::mul(a, b); }
-static inline vf add(vf a, vf b) { return ops::add(a, b); }
-static inline vf sub(vf a, vf b) { return ops::sub(a, b); }
-static inline vf max(vf a, vf b) { return ops::max(a, b); }
-static inline vf load_f(const bfloat16* p) { return ops::load(p); }
-static inline vf load_f(const float16* p) { return ops::load(p); }
 
 // Attention-only operations.
 static inline vf min(vf a, vf b) { return _mm256_min_ps(a, b); }
