@@ -174,10 +174,9 @@ static inline void pv_rows(const float* p, std::ptrdiff_t ps, const bfloat16* v,
       for (int x = 0; x < m; x += 32) {
         const float* px = p + r * ps + j0 + x;
         const int left = m - x;
-        const __m512 a = _mm512_maskz_loadu_ps(left >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << left) - 1), px);
-        const __m512 b = left > 16 ? _mm512_maskz_loadu_ps(
-                                         left >= 32 ? 0xFFFF : static_cast<__mmask16>((1u << (left - 16)) - 1), px + 16)
-                                   : _mm512_setzero_ps();
+        const auto first = [](int k) { return static_cast<__mmask16>(k >= 16 ? 0xFFFFu : (1u << k) - 1u); };
+        const __m512 a = _mm512_maskz_loadu_ps(first(left), px);
+        const __m512 b = left > 16 ? _mm512_maskz_loadu_ps(first(left - 16), px + 16) : _mm512_setzero_ps();
         _mm512_store_si512(&pp[r][x / 2], (__m512i)_mm512_cvtne2ps_pbh(b, a));
       }
     const bfloat16* vj = v + j0 * vs;
