@@ -192,6 +192,10 @@ void BM_prefill_t5(benchmark::State& s) {
 void BM_prefill_shaw_kv(benchmark::State& s) {
   prefill(s, make_shaw(), 1);
 }
+// The thread-scaling pair: wall time, both on the two-thread pool's sibling of one thread.
+void BM_prefill_none_1thread(benchmark::State& s) {
+  prefill(s, posenc::no_position{}, 1);
+}
 void BM_prefill_none_2threads(benchmark::State& s) {
   prefill(s, posenc::no_position{}, 2);
 }
@@ -242,7 +246,7 @@ void BM_prefill_sdpa(benchmark::State& state) {
 // ---- decode: one token, Hq = 32, Hkv = 8, D = 128, range(0) cached tokens ----
 
 template <class T>
-void decode(benchmark::State& state) {
+void decode(benchmark::State& state, bool bf16_dot = false) {
   const auto L = static_cast<std::ptrdiff_t>(state.range(0));
   const int threads = static_cast<int>(state.range(1));
   constexpr std::ptrdiff_t Hq = 32, Hkv = 8;
@@ -250,7 +254,8 @@ void decode(benchmark::State& state) {
   const auto k = filled<T>(static_cast<std::size_t>(L * Hkv * kD), 1, 2), v = filled<T>(k.size(), 1, 3);
   std::vector<float> out(q.size());
   posenc::attention_workspace ws;
-  const posenc::fast_attention_options f{.executor = pool(threads).as_parallel_for(), .workspace = &ws};
+  const posenc::fast_attention_options f{
+      .executor = pool(threads).as_parallel_for(), .workspace = &ws, .bf16_dot_products = bf16_dot};
   using tv = posenc::tensor_view<const T>;
   for (auto _ : state) {
     posenc::attention(posenc::tensor_view<const float>::thd(q.data(), 1, Hq, kD), tv::thd(k.data(), L, Hkv, kD),
@@ -268,6 +273,11 @@ void BM_decode_fp32(benchmark::State& s) {
 }
 void BM_decode_bf16(benchmark::State& s) {
   decode<posenc::bfloat16>(s);
+}
+/// bfloat16 K/V on AVX512_BF16 dot products (fast_attention_options::bf16_dot_products; the default
+/// kernels where the CPU lacks them).
+void BM_decode_bf16_dot(benchmark::State& s) {
+  decode<posenc::bfloat16>(s, true);
 }
 
 }  // namespace
@@ -287,14 +297,17 @@ BENCHMARK(BM_anchor_read_bw)
     ->Args({kMiB16, 1})
     ->Args({kMiB32, 2})
     ->Args({kMiB16, 2})
+    ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 #endif
 BENCHMARK(BM_prefill_none)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_prefill_none_1thread)->Arg(kPrefill)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_alibi)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_t5)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_shaw_kv)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_prefill_none_2threads)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_prefill_none_2threads)->Arg(kPrefill)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_eigen)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_sdpa)->Arg(kPrefill)->Iterations(1)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_decode_fp32)->Args({kCached, 1})->Args({kCached, 2})->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_decode_bf16)->Args({kCached, 1})->Args({kCached, 2})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_decode_fp32)->Args({kCached, 1})->Args({kCached, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_decode_bf16)->Args({kCached, 1})->Args({kCached, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_decode_bf16_dot)->Args({kCached, 1})->Args({kCached, 2})->UseRealTime()->Unit(benchmark::kMillisecond);

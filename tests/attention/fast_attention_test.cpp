@@ -287,6 +287,12 @@ TEST_CASE("attention: invalid inputs throw before anything is written, naming th
                                       cv::bthd(in.v.data(), 1, 5, 1, 8),
                                       posenc::tensor_view<float>::bthd(out.data(), 1, 3, 2, 8), posenc::no_position{}),
                     Catch::Contains("k.dim (vs q.dim)"));
+  // out over v's memory: refused as sdpa refuses it (Sk = Sq, Hkv = Hq here so the shapes fit)
+  std::vector<float> kv(3 * 2 * 8, 0.5f);
+  CHECK_THROWS_WITH(posenc::attention(cv::bthd(in.q.data(), 1, 3, 2, 8), cv::bthd(kv.data(), 1, 3, 2, 8),
+                                      cv::bthd(kv.data(), 1, 3, 2, 8),
+                                      posenc::tensor_view<float>::bthd(kv.data(), 1, 3, 2, 8), posenc::no_position{}),
+                    Catch::Contains("memory disjoint from k and v"));
 }
 
 TEST_CASE("attention: out may be q's memory; strided views (dim stride 2) give the same result", "[fast]") {

@@ -96,12 +96,13 @@ inline bool softmax_row(std::span<double> s, bool has_sink, double sink) noexcep
   return true;
 }
 
-template <attention_element T, positional_encoding E>
-void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<const T> v, tensor_view<T> out,
-                    const E& enc, const attention_options& o) {
-  // ---- shapes, once ----
-  const std::ptrdiff_t B = q.batch(), Sq = q.tokens(), Hq = q.heads(), D = q.dim();
-  const std::ptrdiff_t Sk = k.tokens(), Hkv = k.heads(), Dv = v.dim();
+/// The shape checks sdpa and posenc::attention share, with the same parameter names in the errors:
+/// the extents of q, k, v and out against each other, q.dim >= 1, the GQA/MQA head ratio and the
+/// sinks' count. Not here: the weights output, overlaps and the encoder's fit (each caller's own).
+template <class TQ, class TK, class TV, class TO>
+void check_attention_shapes(const tensor_view<TQ>& q, const tensor_view<TK>& k, const tensor_view<TV>& v,
+                            const tensor_view<TO>& out, const attention_options& o) {
+  const std::ptrdiff_t Hq = q.heads(), D = q.dim(), Hkv = k.heads();
   require_same_extent(q, k, axis::batch, "k.batch (vs q.batch)");
   require_same_extent(q, v, axis::batch, "v.batch (vs q.batch)");
   require_same_extent(k, v, axis::token, "v.tokens (vs k.tokens)");
@@ -118,6 +119,15 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
   if (!o.sinks.empty())
     detail::require_shape(static_cast<std::ptrdiff_t>(o.sinks.size()) == Hq, "attention.sinks", o.sinks.size(),
                           "q.heads = " + std::to_string(Hq));
+}
+
+template <attention_element T, positional_encoding E>
+void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<const T> v, tensor_view<T> out,
+                    const E& enc, const attention_options& o) {
+  // ---- shapes, once ----
+  const std::ptrdiff_t B = q.batch(), Sq = q.tokens(), Hq = q.heads(), D = q.dim();
+  const std::ptrdiff_t Sk = k.tokens(), Hkv = k.heads(), Dv = v.dim();
+  check_attention_shapes(q, k, v, out, o);
   if (!o.weights.empty()) {
     const std::int64_t nw = checked_product<shape_error>(
         "attention.weights", {{"batch", B}, {"q.heads", Hq}, {"q.tokens", Sq}, {"k.tokens", Sk}});

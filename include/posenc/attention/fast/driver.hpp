@@ -94,7 +94,8 @@ struct call {
   const float *ak = nullptr, *av = nullptr;        // [shaw_heads][D][sld] (transposed), [shaw_heads][sn][dvp]
   float* partial = nullptr;                        // [items][chunks][rows][2 + dvp]
   std::ptrdiff_t rows_max = 0;
-  std::ptrdiff_t gpi = 1, ngs = 0;  // kv heads per work item (in-place path: all, so rows are read in order), sets
+  bool dot_qk = false, dot_pv = false;  // AVX512_BF16 kernels (bf16_dot_products)
+  std::ptrdiff_t gpi = 1, ngs = 0;      // kv heads per work item (in-place path: all, so rows are read in order), sets
 
   [[nodiscard]] std::ptrdiff_t table_index(distance_range r, std::int64_t d) const noexcept {
     return static_cast<std::ptrdiff_t>(std::clamp(d, r.lo, r.hi) - r.lo);
@@ -135,13 +136,15 @@ void add_distance_row(const C& c, const float* tab, distance_range r, const tile
   if (ks.contiguous) {
     const std::int64_t d0 = sat_sub(pk[0], pos_q), d1 = sat_sub(pk[nk - 1], pos_q);
     if (d1 <= r.lo || d0 >= r.hi) {  // the whole row saturates: one constant
-      const float x = tab[d1 <= r.lo ? 0 : r.hi - r.lo];
-      for (int j = 0; j < nk; ++j) s[j] += x;
+      c.kern.add_const(s, tab[d1 <= r.lo ? 0 : r.hi - r.lo], nk);
       return;
     }
-    if (d0 >= r.lo && d1 <= r.hi && d1 - d0 == nk - 1) {  // a slice of the table
-      const float* t = tab + (d0 - r.lo);
-      for (int j = 0; j < nk; ++j) s[j] += t[j];
+    if (d1 - d0 == nk - 1) {  // keys [0, a) clip to r.lo, [a, e) are a slice of the table, [e, nk) clip to r.hi
+      const auto a = static_cast<int>(std::clamp<std::int64_t>(sat_sub(r.lo, d0), 0, nk));
+      const auto e = static_cast<int>(std::clamp<std::int64_t>(sat_sub(r.hi, d0), -1, nk - 1) + 1);
+      if (a > 0) c.kern.add_const(s, tab[0], a);
+      if (e > a) c.kern.add_row(s + a, tab + (d0 + a - r.lo), e - a);
+      if (e < nk) c.kern.add_const(s + std::max(a, e), tab[r.hi - r.lo], nk - std::max(a, e));
       return;
     }
   }
@@ -257,14 +260,15 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
         for (std::ptrdiff_t d = 0; d < D; ++d) std::fill(kt + d * TKc + nk, kt + (d + 1) * TKc, 0.0f);
       c.kern.qk_packed(rows, static_cast<int>(R), kt, TKc, static_cast<int>(D), c.scale, s, TKc);
     } else {
-      // every kv head, token by token (K in address order), prefetching the tile's V rows
-      const std::ptrdiff_t vhs = c.v.stride(axis::head);
-      const bool vspan = vhs >= 0;  // heads ascend in memory: one range per token
-      c.kern.template qk_heads<TK>()(rows, static_cast<int>(Rg), static_cast<int>(c.gpi), c.k.row(b, j0, g),
-                                     c.k.stride(axis::token), c.k.stride(axis::head), nk, static_cast<int>(D), c.scale,
-                                     s, TKc, vspan ? c.v.row(b, j0, g) : nullptr,
-                                     static_cast<std::ptrdiff_t>(c.v.stride(axis::token) * sizeof(TV)),
-                                     static_cast<std::ptrdiff_t>(((c.gpi - 1) * vhs + c.Dv) * sizeof(TV)));
+      // every kv head, four tokens at a time, prefetching K and V rows ahead
+      auto qk = c.kern.template qk_heads<TK>();
+      if constexpr (std::is_same_v<TK, bfloat16>)
+        if (c.dot_qk) qk = c.kern.qk_heads_bf16_dot;
+      qk(rows, static_cast<int>(Rg), static_cast<int>(c.gpi), c.k.row(b, j0, g), c.k.stride(axis::token),
+         c.k.stride(axis::head), nk, static_cast<int>(D), c.scale, s, TKc, c.v.row(b, j0, g),
+         static_cast<std::ptrdiff_t>(c.v.stride(axis::token) * sizeof(TV)),
+         static_cast<std::ptrdiff_t>(c.v.stride(axis::head) * sizeof(TV)),
+         static_cast<std::ptrdiff_t>(c.Dv * sizeof(TV)));
     }
 
     // ---- hooks, mask, online softmax per row ----
@@ -299,10 +303,14 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
     // ---- O += P V ----
     if (c.packed)
       c.kern.pv_packed(s, TKc, static_cast<int>(R), vt, dvp, nk, static_cast<int>(dvp), o, dvp);
-    else
+    else {
+      auto pv = c.kern.template pv_direct<TV>();
+      if constexpr (std::is_same_v<TV, bfloat16>)
+        if (c.dot_pv) pv = c.kern.pv_direct_bf16_dot;
       for (std::ptrdiff_t gi = 0; gi < c.gpi; ++gi)
-        c.kern.template pv_direct<TV>()(s + gi * Rg * TKc, TKc, static_cast<int>(Rg), c.v.row(b, j0, g + gi),
-                                        c.v.stride(axis::token), nk, static_cast<int>(c.Dv), o + gi * Rg * dvp, dvp);
+        pv(s + gi * Rg * TKc, TKc, static_cast<int>(Rg), c.v.row(b, j0, g + gi), c.v.stride(axis::token), nk,
+           static_cast<int>(c.Dv), o + gi * Rg * dvp, dvp);
+    }
   }
 
   // Shaw value term: sum over distances of (probability mass) x aV, once per row (the PV microkernel).
@@ -385,24 +393,9 @@ inline void summarize(std::span<const std::int64_t> pos, std::span<const std::in
 template <class TK, class TV, class E>
 void validate_call(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const TV> v, tensor_view<float> out,
                    const E& enc, const attention_options& o, const fast_attention_options& f) {
-  const std::ptrdiff_t B = q.batch(), Sq = q.tokens(), Hq = q.heads(), D = q.dim();
-  const std::ptrdiff_t Sk = k.tokens(), Hkv = k.heads(), Dv = v.dim();
-  require_same_extent(q, k, axis::batch, "k.batch (vs q.batch)");
-  require_same_extent(q, v, axis::batch, "v.batch (vs q.batch)");
-  require_same_extent(k, v, axis::token, "v.tokens (vs k.tokens)");
-  require_same_extent(k, v, axis::head, "v.heads (vs k.heads)");
-  require_same_extent(q, k, axis::dim, "k.dim (vs q.dim)");
-  require_same_extent(q, out, axis::batch, "out.batch (vs q.batch)");
-  require_same_extent(q, out, axis::token, "out.tokens (vs q.tokens)");
-  require_same_extent(q, out, axis::head, "out.heads (vs q.heads)");
-  require_same_extent(v, out, axis::dim, "out.dim (vs v.dim)");
-  detail::require_shape(D >= 1, "q.dim", D, ">= 1");
-  detail::require(Hkv >= 1 || Hq == 0, "k.heads", Hkv, ">= 1");
-  detail::require(Hkv == 0 || Hq % Hkv == 0, "q.heads", Hq,
-                  "a multiple of the key/value heads " + std::to_string(Hkv) + " (GQA/MQA)");
-  if (!o.sinks.empty())
-    detail::require_shape(static_cast<std::ptrdiff_t>(o.sinks.size()) == Hq, "attention.sinks", o.sinks.size(),
-                          "q.heads = " + std::to_string(Hq));
+  detail::check_attention_shapes(q, k, v, out, o);
+  detail::require_shape(!overlaps(out, k), "out", "a view overlapping k", "memory disjoint from k and v");
+  detail::require_shape(!overlaps(out, v), "out", "a view overlapping v", "memory disjoint from k and v");
   detail::require(o.weights.empty(), "attention.weights", "given",
                   "empty: posenc::attention never forms the weight matrix (ask sdpa for weights)");
   detail::require(f.key_tile >= 64 && f.key_tile % 64 == 0, "fast_attention.key_tile", f.key_tile,
@@ -411,8 +404,7 @@ void validate_call(tensor_view<const float> q, tensor_view<const TK> k, tensor_v
   detail::require(f.split_keys >= f.key_tile && f.split_keys % f.key_tile == 0, "fast_attention.split_keys",
                   f.split_keys, "a positive multiple of key_tile = " + std::to_string(f.key_tile));
   detail::require(f.max_bias_table >= 0, "fast_attention.max_bias_table", f.max_bias_table, ">= 0");
-  detail::require_encoder_fits(enc, D, Hq);
-  static_cast<void>(B), static_cast<void>(Sq), static_cast<void>(Sk), static_cast<void>(Dv);
+  detail::require_encoder_fits(enc, q.dim(), q.heads());
 }
 
 template <class E, class TK, class TV>
@@ -457,7 +449,11 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
   // In-place (decode) path: one item takes every kv head, so a key tile's rows (all heads of a
   // token are adjacent) are read together rather than one head's rows Hkv rows apart.
   c.gpi = c.packed ? 1 : Hkv;
-  if (!c.packed) c.TK_ = 32;  // the V rows of a tile (every head) are prefetched during QK^T: keep them in L1/L2
+  if constexpr (std::is_same_v<TK, bfloat16>)
+    c.dot_qk = f.bf16_dot_products && !c.packed && kern.qk_heads_bf16_dot != nullptr && D % 32 == 0;
+  if constexpr (std::is_same_v<TV, bfloat16>)
+    c.dot_pv = f.bf16_dot_products && !c.packed && kern.pv_direct_bf16_dot != nullptr && Dv % 32 == 0;
+  if (!c.packed) c.TK_ = 64;  // the V rows of a tile (every head) are prefetched during QK^T: keep them in L2
   c.nkt = (Sk + c.TK_ - 1) / c.TK_;
   c.ngs = Hkv / c.gpi;
   c.rows_max = c.gpi * G * std::min<std::ptrdiff_t>(c.TQ, Sq);
@@ -555,7 +551,9 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
       ~give_back() { w.release(s); }
     } guard{ws, sc};
     const std::ptrdiff_t ch = n % c.chunks, it = n / c.chunks;
-    const std::ptrdiff_t qt = it % c.nqt, gs = (it / c.nqt) % c.ngs, b = it / (c.nqt * c.ngs);
+    // Last query tiles first: under a causal mask they see the most keys, so the items left when a
+    // thread runs out of work are the short ones (the pool hands out items in index order).
+    const std::ptrdiff_t qt = c.nqt - 1 - it % c.nqt, gs = (it / c.nqt) % c.ngs, b = it / (c.nqt * c.ngs);
     run_item(c, *sc, b, gs, qt, ch);
   };
   run_parallel(f.executor, items * c.chunks, item);

@@ -10,6 +10,7 @@
 
 #include <posenc/attention/fast/ops/avx2.hpp>
 #include <posenc/attention/fast/ops/avx512.hpp>
+#include <posenc/attention/fast/ops/avx512_bf16.hpp>
 #include <posenc/attention/fast/ops/neon.hpp>
 #include <posenc/attention/fast/ops/scalar.hpp>
 #include <posenc/attention/fast/tile_kernels.hpp>
@@ -22,8 +23,14 @@ inline namespace POSENC_KERNELS_ABI {
 [[nodiscard]] inline tile_kernels tile_kernels_for(kernels::isa which) noexcept {
   switch (which) {
 #if POSENC_HAS_X86_KERNELS
-    case kernels::isa::avx512:
-      return avx512::make_tile_kernels();
+    case kernels::isa::avx512: {
+      tile_kernels t = avx512::make_tile_kernels();
+      if (avx512_bf16::cpu_has()) {
+        t.qk_heads_bf16_dot = &avx512_bf16::qk_heads;
+        t.pv_direct_bf16_dot = &avx512_bf16::pv_direct;
+      }
+      return t;
+    }
     case kernels::isa::avx2:
       return avx2::make_tile_kernels();
 #endif

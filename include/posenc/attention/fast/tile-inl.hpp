@@ -3,7 +3,8 @@
 // its own target region and ABI-tagged ISA namespace, after defining the operations:
 //
 //   vf, L (lanes), zero(), set1(f), load(const float*), store(float*, v), fmadd(a, b, c) = a*b + c,
-//   mul, add, sub, min, max, reduce_add, reduce_max, load_f(const bfloat16* / const float16*) (L values
+//   mul, add, sub, min, max, reduce_add, reduce_max, reduce4(a, b, c, d, f, out) (out[0..3] = f x the
+//   lane sums of a, b, c, d), load_f(const bfloat16* / const float16*) (L values
 //   widened to float), round_nearest, pow2(n) = 2^n for integral n in [-126, 127], keep_ge(x, lim, y)
 //   = x >= lim ? y : 0 (lane-wise).
 //
@@ -15,7 +16,7 @@
 //   pv_packed  o[r][c] += sum_j p[r][j] * vt[j][c]         (vt: float, row stride and Dv padded to 64)
 //   pv_direct  o[r][c] += sum_j p[r][j] * v_j[c]           (v_j read in place, float/bf16/fp16)
 //   exp_sum    x[j] = exp(x[j] - m) for j < n, returns the sum (vectorised exp, see exp_v)
-//   row_max, scale_row
+//   row_max, scale_row, add_row, add_const
 //
 // exp_v: Cephes-style expf (round(x log2 e) split with a two-constant ln 2, degree-6 polynomial,
 // 2^n by exponent arithmetic); inputs below -87.33 give exactly 0 (masked scores are -inf), inputs
@@ -29,8 +30,9 @@
 
 [[maybe_unused]] static constexpr int qk_mr = ops_qk_mr;  // query rows per register block
 [[maybe_unused]] static constexpr int pv_mr = ops_pv_mr;
-static constexpr int nv = 4;         // vectors across one column block of the packed kernels
-static constexpr int cols = nv * L;  // 64 / 32 / 16 / 4 columns: always divides the padded tile (64)
+static constexpr int dq_rows = ops_dq_rows;  // query rows per block of the in-place QK kernel
+static constexpr int nv = 4;                 // vectors across one column block of the packed kernels
+static constexpr int cols = nv * L;          // 64 / 32 / 16 / 4 columns: always divides the padded tile (64)
 
 static inline vf exp_v(vf x) {
   const vf lo = set1(-87.3365478515625f);
@@ -48,12 +50,14 @@ static inline vf exp_v(vf x) {
   return keep_ge(x, lo, mul(p, pow2(fx)));
 }
 
-// Asks for the cache lines of `bytes` bytes at p (no fault on any address).
-static inline void prefetch_bytes(const void* p, std::ptrdiff_t bytes) {
+// Asks for the cache lines of `bytes` bytes at address a into L2 (a prefetch never faults, so a
+// may lie past the end of the data; it is an integer for that reason).
+static inline void prefetch_l2(std::uintptr_t a, std::ptrdiff_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
-  for (std::ptrdiff_t x = 0; x < bytes; x += 64) __builtin_prefetch(static_cast<const char*>(p) + x, 0, 3);
+  for (std::ptrdiff_t x = 0; x < bytes; x += 64)
+    __builtin_prefetch(reinterpret_cast<const void*>(a + static_cast<std::uintptr_t>(x)), 0, 2);
 #else
-  static_cast<void>(p), static_cast<void>(bytes);
+  static_cast<void>(a), static_cast<void>(bytes);
 #endif
 }
 
@@ -114,6 +118,21 @@ static inline float exp_sum(float* x, int n, float m) {
   return r;
 }
 
+// x[j] += t[j] and x[j] += c, j < n (the distance-table biases: vector stores, so the row_max that
+// follows reads them back without store-forwarding stalls).
+static inline void add_row(float* x, const float* t, int n) {
+  int j = 0;
+  for (; j + L <= n; j += L) store(x + j, add(load(x + j), load(t + j)));
+  for (; j < n; ++j) x[j] += t[j];
+}
+
+static inline void add_const(float* x, float c, int n) {
+  const vf cv = set1(c);
+  int j = 0;
+  for (; j + L <= n; j += L) store(x + j, add(load(x + j), cv));
+  for (; j < n; ++j) x[j] += c;
+}
+
 static inline void scale_row(float* x, int n, float f) {
   const vf fv = set1(f);
   int j = 0;
@@ -154,6 +173,10 @@ static inline void qk_packed(const float* const* q, int rows, const float* kt, s
   for (std::ptrdiff_t c = 0; c < ldk; c += cols) {
     int r = 0;
     for (; r + qk_mr <= rows; r += qk_mr) qk_packed_block<qk_mr>(q + r, kt + c, ldk, D, scale, s + r * ss + c, ss);
+    if constexpr (qk_mr > 4)  // tails in blocks too (64 rows = 10 x 6 + 4)
+      if (r + 4 <= rows) qk_packed_block<4>(q + r, kt + c, ldk, D, scale, s + r * ss + c, ss), r += 4;
+    if constexpr (qk_mr > 2)
+      if (r + 2 <= rows) qk_packed_block<2>(q + r, kt + c, ldk, D, scale, s + r * ss + c, ss), r += 2;
     for (; r < rows; ++r) qk_packed_block<1>(q + r, kt + c, ldk, D, scale, s + r * ss + c, ss);
   }
 }
@@ -190,52 +213,96 @@ static inline void pv_packed(const float* p, std::ptrdiff_t ps, int rows, const 
   for (int c = 0; c < dvp; c += cols) {
     int r = 0;
     for (; r + pv_mr <= rows; r += pv_mr) pv_packed_block<pv_mr>(p + r * ps, ps, vt + c, vs, n, o + r * os + c, os);
+    if constexpr (pv_mr > 4)
+      if (r + 4 <= rows) pv_packed_block<4>(p + r * ps, ps, vt + c, vs, n, o + r * os + c, os), r += 4;
+    if constexpr (pv_mr > 2)
+      if (r + 2 <= rows) pv_packed_block<2>(p + r * ps, ps, vt + c, vs, n, o + r * os + c, os), r += 2;
     for (; r < rows; ++r) pv_packed_block<1>(p + r * ps, ps, vt + c, vs, n, o + r * os + c, os);
   }
 }
 
-// Up to 4 rows against keys read in place: one pass over k_j per row block, reduced per (row, key).
-template <class T, int NR>
-static inline void qk_direct_block(const float* const* q, const T* k, std::ptrdiff_t ks, int n, int D, float scale,
-                                   float* s, std::ptrdiff_t ss) {
-  for (int j = 0; j < n; ++j) {
-    const T* kj = k + j * ks;
-    vf acc[NR];
+// NR rows x NK keys read in place (key j at k + j ks): NR NK accumulators, one pass over the keys
+// per row block; with NK = 4 each row's four sums come out of one transpose-and-add (reduce4), not
+// four horizontal reductions.
+template <class T, int NR, int NK>
+static inline void qk_direct_block(const float* const* q, const T* k, std::ptrdiff_t ks, int D, float scale, float* s,
+                                   std::ptrdiff_t ss) {
+  vf acc[NR][NK];
 #pragma GCC unroll 4
-    for (int r = 0; r < NR; ++r) acc[r] = zero();
-    int d = 0;
-    for (; d + L <= D; d += L) {
-      const vf kv = load_any(kj + d);
+  for (int r = 0; r < NR; ++r)
 #pragma GCC unroll 4
-      for (int r = 0; r < NR; ++r) acc[r] = fmadd(load(q[r] + d), kv, acc[r]);
+    for (int j = 0; j < NK; ++j) acc[r][j] = zero();
+  int d = 0;
+  for (; d + L <= D; d += L) {
+    vf kv[NK];
+#pragma GCC unroll 4
+    for (int j = 0; j < NK; ++j) kv[j] = load_any(k + j * ks + d);
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; ++r) {
+      const vf qv = load(q[r] + d);
+#pragma GCC unroll 4
+      for (int j = 0; j < NK; ++j) acc[r][j] = fmadd(qv, kv[j], acc[r][j]);
     }
-    if (d < D) {
-      const vf kv = load_tail(kj + d, D - d);
+  }
+  if (d < D) {
+    vf kv[NK];
 #pragma GCC unroll 4
-      for (int r = 0; r < NR; ++r) acc[r] = fmadd(load_tail(q[r] + d, D - d), kv, acc[r]);
+    for (int j = 0; j < NK; ++j) kv[j] = load_tail(k + j * ks + d, D - d);
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; ++r) {
+      const vf qv = load_tail(q[r] + d, D - d);
+#pragma GCC unroll 4
+      for (int j = 0; j < NK; ++j) acc[r][j] = fmadd(qv, kv[j], acc[r][j]);
     }
+  }
 #pragma GCC unroll 4
-    for (int r = 0; r < NR; ++r) s[r * ss + j] = reduce_add(acc[r]) * scale;
+  for (int r = 0; r < NR; ++r) {
+    if constexpr (NK == 4)
+      reduce4(acc[r][0], acc[r][1], acc[r][2], acc[r][3], scale, s + r * ss);
+    else
+#pragma GCC unroll 4
+      for (int j = 0; j < NK; ++j) s[r * ss + j] = reduce_add(acc[r][j]) * scale;
   }
 }
 
-// Every kv head of a decode item at once, token by token: rows [gi Rg, (gi + 1) Rg) read head gi,
-// whose row of token j is k + j ks + gi hs, so K is read in address order (all heads of a token are
-// adjacent) and hardware prefetchers stream it. Meanwhile the same tokens' V rows (pv_bytes from
-// pv + j pv_stride) are prefetched for the PV pass that follows.
+// Every kv head of a decode item at once, four tokens at a time: rows [gi Rg, (gi + 1) Rg) read
+// head gi, whose row of token j is k + j ks + gi hs; a block reads four tokens' rows of every head
+// before moving on. Every token of a 4-KiB-per-token cache is a new page, where hardware stream
+// prefetchers start over, so the K and V rows of the token pf_tokens ahead are prefetched here
+// (V for the PV pass that follows this tile and the next one's first tokens).
+static constexpr int pf_tokens = 8;
+
 template <class T>
 static inline void qk_heads(const float* const* q, int Rg, int heads, const T* k, std::ptrdiff_t ks, std::ptrdiff_t hs,
                             int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
-                            std::ptrdiff_t pv_stride, std::ptrdiff_t pv_bytes) {
-  for (int j = 0; j < n; ++j) {
-    if (pv != nullptr) prefetch_bytes(static_cast<const char*>(pv) + j * pv_stride, pv_bytes);
+                            std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes) {
+  constexpr int NR = dq_rows;
+  const auto ka = reinterpret_cast<std::uintptr_t>(k), va = reinterpret_cast<std::uintptr_t>(pv);
+  const auto kts = static_cast<std::ptrdiff_t>(ks * sizeof(T)), khs = static_cast<std::ptrdiff_t>(hs * sizeof(T));
+  const auto kbytes = static_cast<std::ptrdiff_t>(D * sizeof(T));
+  for (int j = 0; j < n; j += 4) {
+    const int nk = n - j < 4 ? n - j : 4;
+    for (int t = j + pf_tokens; t < j + pf_tokens + 4; ++t)
+      for (int gi = 0; gi < heads; ++gi) {
+        prefetch_l2(ka + static_cast<std::uintptr_t>(t * kts + gi * khs), kbytes);
+        if (pv != nullptr) prefetch_l2(va + static_cast<std::uintptr_t>(t * pv_ts + gi * pv_hs), pv_bytes);
+      }
     for (int gi = 0; gi < heads; ++gi) {
       const T* kj = k + j * ks + gi * hs;
       const float* const* qg = q + gi * Rg;
       float* sg = s + gi * Rg * ss + j;
-      int r = 0;
-      for (; r + 4 <= Rg; r += 4) qk_direct_block<T, 4>(qg + r, kj, ks, 1, D, scale, sg + r * ss, ss);
-      for (; r < Rg; ++r) qk_direct_block<T, 1>(qg + r, kj, ks, 1, D, scale, sg + r * ss, ss);
+      if (nk == 4) {
+        int r = 0;
+        for (; r + NR <= Rg; r += NR) qk_direct_block<T, NR, 4>(qg + r, kj, ks, D, scale, sg + r * ss, ss);
+        for (; r < Rg; ++r) qk_direct_block<T, 1, 4>(qg + r, kj, ks, D, scale, sg + r * ss, ss);
+      } else {
+        for (int t = 0; t < nk; ++t) {
+          int r = 0;
+          for (; r + NR <= Rg; r += NR)
+            qk_direct_block<T, NR, 1>(qg + r, kj + t * ks, ks, D, scale, sg + r * ss + t, ss);
+          for (; r < Rg; ++r) qk_direct_block<T, 1, 1>(qg + r, kj + t * ks, ks, D, scale, sg + r * ss + t, ss);
+        }
+      }
     }
   }
 }
@@ -303,6 +370,8 @@ static inline tile_kernels make_tile_kernels() {
   t.row_max = &row_max;
   t.exp_sum = &exp_sum;
   t.scale_row = &scale_row;
+  t.add_row = &add_row;
+  t.add_const = &add_const;
   t.exp = &exp_block;
   t.lanes = L;
   return t;

@@ -16,13 +16,13 @@ struct tile_kernels {
   void (*pv_packed)(const float* p, std::ptrdiff_t ps, int rows, const float* vt, std::ptrdiff_t vs, int n, int dvp,
                     float* o, std::ptrdiff_t os) = nullptr;
   // (q rows, rows per head, heads, k, token stride, head stride, keys, D, scale, s, s stride, V rows to prefetch:
-  // base, token stride, bytes)
+  // base or null, token stride and head stride in bytes, bytes per row)
   void (*qk_heads_f32)(const float* const*, int, int, const float*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
-                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
   void (*qk_heads_bf16)(const float* const*, int, int, const bfloat16*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
-                        float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+                        float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
   void (*qk_heads_f16)(const float* const*, int, int, const float16*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
-                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
   // (p, p stride, rows, v, token stride, keys, Dv, o, o stride)
   void (*pv_direct_f32)(const float*, std::ptrdiff_t, int, const float*, std::ptrdiff_t, int, int, float*,
                         std::ptrdiff_t) = nullptr;
@@ -30,9 +30,15 @@ struct tile_kernels {
                          std::ptrdiff_t) = nullptr;
   void (*pv_direct_f16)(const float*, std::ptrdiff_t, int, const float16*, std::ptrdiff_t, int, int, float*,
                         std::ptrdiff_t) = nullptr;
+  // AVX512_BF16 forms of qk_heads_bf16 / pv_direct_bf16 (fast/ops/avx512_bf16.hpp; D, Dv % 32 == 0): null
+  // unless the CPU has the instruction; used only when fast_attention_options::bf16_dot_products asks.
+  decltype(qk_heads_bf16) qk_heads_bf16_dot = nullptr;
+  decltype(pv_direct_bf16) pv_direct_bf16_dot = nullptr;
   float (*row_max)(const float* x, int n) = nullptr;
   float (*exp_sum)(float* x, int n, float m) = nullptr;
   void (*scale_row)(float* x, int n, float f) = nullptr;
+  void (*add_row)(float* x, const float* t, int n) = nullptr;
+  void (*add_const)(float* x, float c, int n) = nullptr;
   void (*exp)(const float* x, float* y, int n) = nullptr;
   int lanes = 1;
 

@@ -24,20 +24,10 @@ using vf = ops::vec<float>;
 static constexpr int L = ops::lanes<float>;
 static constexpr int ops_qk_mr = 2;  // 2 rows x 4 vectors = 8 accumulators + 4 key vectors of 16 registers
 static constexpr int ops_pv_mr = 2;
+static constexpr int ops_dq_rows = 2;  // in-place QK: 2 rows x 4 keys = 8 accumulators
 
+#include <posenc/attention/fast/ops/shared_ops.inl>  // zero, set1, load, store, fmadd, mul, add, sub, max, load_f
 // clang-format off
-// From the shared operations layer (kernels/ops/avx2.hpp).
-static inline vf zero() { return ops::set(0.0f); }
-static inline vf set1(float f) { return ops::set(f); }
-static inline vf load(const float* p) { return ops::load(p); }
-static inline void store(float* p, vf v) { ops::store(p, v); }
-static inline vf fmadd(vf a, vf b, vf c) { return ops::fma(a, b, c); }
-static inline vf mul(vf a, vf b) { return ops::mul(a, b); }
-static inline vf add(vf a, vf b) { return ops::add(a, b); }
-static inline vf sub(vf a, vf b) { return ops::sub(a, b); }
-static inline vf max(vf a, vf b) { return ops::max(a, b); }
-static inline vf load_f(const bfloat16* p) { return ops::load(p); }
-static inline vf load_f(const float16* p) { return ops::load(p); }
 
 // Attention-only operations.
 static inline vf min(vf a, vf b) { return _mm256_min_ps(a, b); }
@@ -50,6 +40,14 @@ static inline float reduce_max(vf a) {
   __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));
   return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
+}
+// Four sums at once: pairs interleaved and added, then the two 128-bit halves folded.
+static inline void reduce4(vf a, vf b, vf c, vf d, float f, float* out) {
+  const __m256 ab = _mm256_add_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
+  const __m256 cd = _mm256_add_ps(_mm256_unpacklo_ps(c, d), _mm256_unpackhi_ps(c, d));
+  const __m256 x = _mm256_add_ps(_mm256_shuffle_ps(ab, cd, 0x44), _mm256_shuffle_ps(ab, cd, 0xEE));
+  const __m128 w = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  _mm_storeu_ps(out, _mm_mul_ps(w, _mm_set1_ps(f)));
 }
 static inline vf round_nearest(vf x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline vf pow2(vf n) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23)); }

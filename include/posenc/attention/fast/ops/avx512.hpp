@@ -29,20 +29,10 @@ using vf = ops::vec<float>;
 static constexpr int L = ops::lanes<float>;
 static constexpr int ops_qk_mr = 6;  // 6 rows x 4 vectors = 24 accumulators of 32 registers
 static constexpr int ops_pv_mr = 6;
+static constexpr int ops_dq_rows = 4;  // in-place QK: 4 rows x 4 keys = 16 accumulators
 
+#include <posenc/attention/fast/ops/shared_ops.inl>  // zero, set1, load, store, fmadd, mul, add, sub, max, load_f
 // clang-format off
-// From the shared operations layer (kernels/ops/avx512.hpp).
-static inline vf zero() { return ops::set(0.0f); }
-static inline vf set1(float f) { return ops::set(f); }
-static inline vf load(const float* p) { return ops::load(p); }
-static inline void store(float* p, vf v) { ops::store(p, v); }
-static inline vf fmadd(vf a, vf b, vf c) { return ops::fma(a, b, c); }
-static inline vf mul(vf a, vf b) { return ops::mul(a, b); }
-static inline vf add(vf a, vf b) { return ops::add(a, b); }
-static inline vf sub(vf a, vf b) { return ops::sub(a, b); }
-static inline vf max(vf a, vf b) { return ops::max(a, b); }
-static inline vf load_f(const bfloat16* p) { return ops::load(p); }
-static inline vf load_f(const float16* p) { return ops::load(p); }
 
 // Attention-only operations.
 static inline vf min(vf a, vf b) { return _mm512_min_ps(a, b); }
@@ -60,6 +50,16 @@ static inline float reduce_max(vf a) {
   __m128 s = _mm512_castps512_ps128(q);
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));
   return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
+}
+// Four sums at once: pairs interleaved and added, then the 128-bit lanes folded (13 operations, not 4 x 7).
+static inline void reduce4(vf a, vf b, vf c, vf d, float f, float* out) {
+  const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+  const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
+  const __m512 x = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, 0x44), _mm512_shuffle_ps(ab, cd, 0xEE));
+  const __m512 y = _mm512_add_ps(x, _mm512_maskz_shuffle_f32x4(0xFFFF, x, x, 0x4E));
+  const __m256 z = _mm512_castps512_ps256(y);
+  const __m128 w = _mm_add_ps(_mm256_castps256_ps128(z), _mm256_extractf128_ps(z, 1));
+  _mm_storeu_ps(out, _mm_mul_ps(w, _mm_set1_ps(f)));
 }
 static inline vf round_nearest(vf x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline vf pow2(vf n) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23)); }

@@ -24,25 +24,16 @@ using vf = ops::vec<float>;
 static constexpr int L = ops::lanes<float>;
 static constexpr int ops_qk_mr = 6;  // 24 accumulators of 32 registers
 static constexpr int ops_pv_mr = 6;
+static constexpr int ops_dq_rows = 4;  // in-place QK: 4 rows x 4 keys = 16 accumulators
 
+#include <posenc/attention/fast/ops/shared_ops.inl>  // zero, set1, load, store, fmadd, mul, add, sub, max, load_f
 // clang-format off
-// From the shared operations layer (kernels/ops/neon.hpp).
-static inline vf zero() { return ops::set(0.0f); }
-static inline vf set1(float f) { return ops::set(f); }
-static inline vf load(const float* p) { return ops::load(p); }
-static inline void store(float* p, vf v) { ops::store(p, v); }
-static inline vf fmadd(vf a, vf b, vf c) { return ops::fma(a, b, c); }
-static inline vf mul(vf a, vf b) { return ops::mul(a, b); }
-static inline vf add(vf a, vf b) { return ops::add(a, b); }
-static inline vf sub(vf a, vf b) { return ops::sub(a, b); }
-static inline vf max(vf a, vf b) { return ops::max(a, b); }
-static inline vf load_f(const bfloat16* p) { return ops::load(p); }
-static inline vf load_f(const float16* p) { return ops::load(p); }
 
 // Attention-only operations.
 static inline vf min(vf a, vf b) { return vminq_f32(a, b); }
 static inline float reduce_add(vf a) { return vaddvq_f32(a); }
 static inline float reduce_max(vf a) { return vmaxvq_f32(a); }
+static inline void reduce4(vf a, vf b, vf c, vf d, float f, float* out) { vst1q_f32(out, vmulq_n_f32(vpaddq_f32(vpaddq_f32(a, b), vpaddq_f32(c, d)), f)); }
 static inline vf round_nearest(vf x) { return vrndnq_f32(x); }
 static inline vf pow2(vf n) { return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23)); }
 static inline vf keep_ge(vf x, vf lim, vf y) { return vreinterpretq_f32_u32(vandq_u32(vcgeq_f32(x, lim), vreinterpretq_u32_f32(y))); }

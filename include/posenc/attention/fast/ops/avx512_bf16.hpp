@@ -1,0 +1,213 @@
+// posenc/attention/fast/ops/avx512_bf16.hpp — the decode (in-place) QK^T and PV kernels for bfloat16 K/V
+// on vdpbf16ps (AVX512_BF16: 32 bf16 products summed pairwise into 16 fp32 lanes per instruction).
+//
+// Opt-in only (fast_attention_options::bf16_dot_products): the instruction multiplies bf16 by bf16,
+// so q (for QK^T) and the probabilities p (for PV) are rounded to bfloat16 (round to nearest even,
+// relative error <= 2^-9) before the products, where the default path widens K/V to float and keeps
+// q and p in fp32. Bound (tests/attention/fast_bf16_dot_test.cpp):
+//     |out - sdpa| <= 2^-8 (1 + A) max_j |v_j|      (A = max |logit|, as in attention/attention.hpp)
+// from the scores' error <= 2^-9 A (each weight's relative error <= 2 x that) plus the rounding of p
+// (2^-9 per weight). It halves the instructions per cached byte, which is what bfloat16 decode needs
+// to keep up with memory. Used when D (for K) / Dv (for V) is a multiple of 32 and the CPU reports
+// AVX512_BF16 (CPUID leaf 7 sub-leaf 1, EAX bit 5) besides the AVX-512 kernels; otherwise the
+// default kernels run. Products of bf16 values are exact in fp32; denormal inputs count as 0.
+#pragma once
+
+#include <posenc/attention/fast/ops/avx512.hpp>
+#include <posenc/attention/fast/tile_kernels.hpp>
+#include <posenc/core/half.hpp>
+
+#if POSENC_HAS_X86_KERNELS
+#include <cpuid.h>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <immintrin.h>
+
+// The AVX-512 region of kernels/ops/begin_avx512.inl plus AVX512_BF16 (closed by end_target.inl).
+#if defined(POSENC_OPS_REGION_OPEN_)
+#error "posenc: target regions do not nest"
+#endif
+#define POSENC_OPS_REGION_OPEN_ 1
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,fma,f16c"))), \
+                             apply_to = function)
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,fma,f16c")
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#define POSENC_OPS_REGION_DIAG_ 1
+#endif
+
+namespace posenc::inline v0::attention_kernels {
+inline namespace POSENC_KERNELS_ABI {
+namespace avx512_bf16 {
+
+using avx512::pf_tokens;
+using avx512::prefetch_l2;
+using avx512::reduce4;
+using avx512::reduce_add;
+
+static inline __m512bh load_bh(const bfloat16* p) {
+  return (__m512bh)_mm512_loadu_si512(p);
+}
+// 32 floats rounded to bfloat16 in order (cvtne2ps_pbh puts its second operand in the low half).
+static inline __m512bh round_bh(const float* p) {
+  return _mm512_cvtne2ps_pbh(_mm512_loadu_ps(p + 16), _mm512_loadu_ps(p));
+}
+
+template <int NR, int NK>
+static inline void qk_block(const float* const* q, const bfloat16* k, std::ptrdiff_t ks, int D, float scale, float* s,
+                            std::ptrdiff_t ss) {
+  __m512 acc[NR][NK];
+#pragma GCC unroll 4
+  for (int r = 0; r < NR; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < NK; ++j) acc[r][j] = _mm512_setzero_ps();
+  for (int d = 0; d < D; d += 32) {
+    __m512bh kv[NK];
+#pragma GCC unroll 4
+    for (int j = 0; j < NK; ++j) kv[j] = load_bh(k + j * ks + d);
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; ++r) {
+      const __m512bh qv = round_bh(q[r] + d);
+#pragma GCC unroll 4
+      for (int j = 0; j < NK; ++j) acc[r][j] = _mm512_dpbf16_ps(acc[r][j], qv, kv[j]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < NR; ++r) {
+    if constexpr (NK == 4)
+      reduce4(acc[r][0], acc[r][1], acc[r][2], acc[r][3], scale, s + r * ss);
+    else
+#pragma GCC unroll 4
+      for (int j = 0; j < NK; ++j) s[r * ss + j] = reduce_add(acc[r][j]) * scale;
+  }
+}
+
+// qk_heads of tile-inl.hpp on vdpbf16ps (same arguments and traversal; D % 32 == 0).
+static inline void qk_heads(const float* const* q, int Rg, int heads, const bfloat16* k, std::ptrdiff_t ks,
+                            std::ptrdiff_t hs, int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
+                            std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes) {
+  const auto ka = reinterpret_cast<std::uintptr_t>(k), va = reinterpret_cast<std::uintptr_t>(pv);
+  const auto kts = static_cast<std::ptrdiff_t>(ks * 2), khs = static_cast<std::ptrdiff_t>(hs * 2);
+  for (int j = 0; j < n; j += 4) {
+    const int nk = n - j < 4 ? n - j : 4;
+    for (int t = j + pf_tokens; t < j + pf_tokens + 4; ++t)
+      for (int gi = 0; gi < heads; ++gi) {
+        prefetch_l2(ka + static_cast<std::uintptr_t>(t * kts + gi * khs), D * 2);
+        if (pv != nullptr) prefetch_l2(va + static_cast<std::uintptr_t>(t * pv_ts + gi * pv_hs), pv_bytes);
+      }
+    for (int gi = 0; gi < heads; ++gi) {
+      const bfloat16* kj = k + j * ks + gi * hs;
+      const float* const* qg = q + gi * Rg;
+      float* sg = s + gi * Rg * ss + j;
+      for (int r = 0; r < Rg;) {
+        const int nr = Rg - r >= 4 ? 4 : 1;
+        if (nk == 4)
+          nr == 4 ? qk_block<4, 4>(qg + r, kj, ks, D, scale, sg + r * ss, ss)
+                  : qk_block<1, 4>(qg + r, kj, ks, D, scale, sg + r * ss, ss);
+        else
+          for (int t = 0; t < nk; ++t)
+            nr == 4 ? qk_block<4, 1>(qg + r, kj + t * ks, ks, D, scale, sg + r * ss + t, ss)
+                    : qk_block<1, 1>(qg + r, kj + t * ks, ks, D, scale, sg + r * ss + t, ss);
+        r += nr;
+      }
+    }
+  }
+}
+
+// NR rows x 64 (G = 2) or 32 (G = 1) columns over keys [0, m): key pairs (j, j + 1) interleaved
+// lane by lane (unpack lo/hi of the two rows), so one vdpbf16ps adds p_j v_j + p_j+1 v_j+1; the
+// accumulators hold the columns in unpack order and are put back in order when added to o.
+template <int NR, int G>
+static inline void pv_block(const std::uint32_t* pp, int pps, const bfloat16* v, std::ptrdiff_t vs, int m, float* o,
+                            std::ptrdiff_t os) {
+  __m512 acc[NR][2 * G];
+#pragma GCC unroll 4
+  for (int r = 0; r < NR; ++r)
+#pragma GCC unroll 4
+    for (int x = 0; x < 2 * G; ++x) acc[r][x] = _mm512_setzero_ps();
+  for (int j = 0; j < m; j += 2) {
+    __m512bh lo[G], hi[G];
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) {
+      const __m512i a = _mm512_loadu_si512(v + j * vs + 32 * g);
+      const __m512i b = j + 1 < m ? _mm512_loadu_si512(v + (j + 1) * vs + 32 * g) : _mm512_setzero_si512();
+      lo[g] = (__m512bh)_mm512_unpacklo_epi16(a, b);
+      hi[g] = (__m512bh)_mm512_unpackhi_epi16(a, b);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; ++r) {
+      const __m512bh pb = (__m512bh)_mm512_set1_epi32(static_cast<int>(pp[r * pps + j / 2]));
+#pragma GCC unroll 2
+      for (int g = 0; g < G; ++g) {
+        acc[r][2 * g] = _mm512_dpbf16_ps(acc[r][2 * g], pb, lo[g]);
+        acc[r][2 * g + 1] = _mm512_dpbf16_ps(acc[r][2 * g + 1], pb, hi[g]);
+      }
+    }
+  }
+  const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+#pragma GCC unroll 4
+  for (int r = 0; r < NR; ++r)
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) {
+      float* y = o + r * os + 32 * g;
+      _mm512_storeu_ps(y,
+                       _mm512_add_ps(_mm512_loadu_ps(y), _mm512_permutex2var_ps(acc[r][2 * g], i0, acc[r][2 * g + 1])));
+      _mm512_storeu_ps(
+          y + 16, _mm512_add_ps(_mm512_loadu_ps(y + 16), _mm512_permutex2var_ps(acc[r][2 * g], i1, acc[r][2 * g + 1])));
+    }
+}
+
+template <int NR>
+static inline void pv_rows(const float* p, std::ptrdiff_t ps, const bfloat16* v, std::ptrdiff_t vs, int n, int Dv,
+                           float* o, std::ptrdiff_t os) {
+  constexpr int chunk = 128;  // keys whose p are rounded at a time (pairs of bf16 in one 32-bit word)
+  alignas(64) std::uint32_t pp[NR][chunk / 2];
+  for (int j0 = 0; j0 < n; j0 += chunk) {
+    const int m = n - j0 < chunk ? n - j0 : chunk;
+    for (int r = 0; r < NR; ++r)
+      for (int x = 0; x < m; x += 32) {
+        const float* px = p + r * ps + j0 + x;
+        const int left = m - x;
+        const auto first = [](int k) { return static_cast<__mmask16>(k >= 16 ? 0xFFFFu : (1u << k) - 1u); };
+        const __m512 a = _mm512_maskz_loadu_ps(first(left), px);
+        const __m512 b = left > 16 ? _mm512_maskz_loadu_ps(first(left - 16), px + 16) : _mm512_setzero_ps();
+        _mm512_store_si512(&pp[r][x / 2], (__m512i)_mm512_cvtne2ps_pbh(b, a));
+      }
+    const bfloat16* vj = v + j0 * vs;
+    int c = 0;
+    for (; c + 64 <= Dv; c += 64) pv_block<NR, 2>(&pp[0][0], chunk / 2, vj + c, vs, m, o + c, os);
+    for (; c < Dv; c += 32) pv_block<NR, 1>(&pp[0][0], chunk / 2, vj + c, vs, m, o + c, os);
+  }
+}
+
+// pv_direct of tile-inl.hpp on vdpbf16ps (Dv % 32 == 0).
+static inline void pv_direct(const float* p, std::ptrdiff_t ps, int rows, const bfloat16* v, std::ptrdiff_t vs, int n,
+                             int Dv, float* o, std::ptrdiff_t os) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) pv_rows<4>(p + r * ps, ps, v, vs, n, Dv, o + r * os, os);
+  for (; r < rows; ++r) pv_rows<1>(p + r * ps, ps, v, vs, n, Dv, o + r * os, os);
+}
+
+}  // namespace avx512_bf16
+}  // namespace POSENC_KERNELS_ABI
+}  // namespace posenc::inline v0::attention_kernels
+#include <posenc/kernels/ops/end_target.inl>
+
+namespace posenc::inline v0::attention_kernels {
+inline namespace POSENC_KERNELS_ABI {
+namespace avx512_bf16 {
+/// AVX512_BF16 on this CPU (CPUID.(EAX=7, ECX=1):EAX bit 5); the caller has checked AVX-512 itself.
+[[nodiscard]] inline bool cpu_has() noexcept {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 5)) != 0;
+}
+}  // namespace avx512_bf16
+}  // namespace POSENC_KERNELS_ABI
+}  // namespace posenc::inline v0::attention_kernels
+#endif  // POSENC_HAS_X86_KERNELS
