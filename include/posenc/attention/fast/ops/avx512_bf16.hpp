@@ -18,28 +18,13 @@
 #include <posenc/core/half.hpp>
 
 #if POSENC_HAS_X86_KERNELS
-#include <cpuid.h>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <immintrin.h>
 
-// The AVX-512 region of kernels/ops/begin_avx512.inl plus AVX512_BF16 (closed by end_target.inl).
-#if defined(POSENC_OPS_REGION_OPEN_)
-#error "posenc: target regions do not nest"
-#endif
-#define POSENC_OPS_REGION_OPEN_ 1
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,fma,f16c"))), \
-                             apply_to = function)
-#elif defined(__GNUC__)
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,fma,f16c")
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#define POSENC_OPS_REGION_DIAG_ 1
-#endif
+// The AVX-512 target region (it includes AVX512_BF16; closed by end_target.inl).
+#include <posenc/kernels/ops/begin_avx512.inl>
 
 namespace posenc::inline v0::attention_kernels {
 inline namespace POSENC_KERNELS_ABI {
@@ -204,8 +189,7 @@ inline namespace POSENC_KERNELS_ABI {
 namespace avx512_bf16 {
 /// AVX512_BF16 on this CPU (CPUID.(EAX=7, ECX=1):EAX bit 5); the caller has checked AVX-512 itself.
 [[nodiscard]] inline bool cpu_has() noexcept {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  return __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 5)) != 0;
+  return kernels::impl::has_avx512bf16();
 }
 }  // namespace avx512_bf16
 }  // namespace POSENC_KERNELS_ABI
