@@ -57,6 +57,51 @@ __attribute__((noinline)) void rotate_rest(int P, int k, int kend, const T* s, T
   }
 }
 
+/// n rows of one token whose whole rotary slice is NB blocks of two vectors (P = NB * step): the
+/// angle vectors of the row (duplicated and sign-flipped for interleaved) are built once into
+/// registers, then every row streams through them in one pass. Decode (one position, every head)
+/// spends its time here: no per-block angle reloads and one sequential sweep of each row.
+template <int NB, pairing Layout, bool Inverse, bool Fused, storage_type T, class C>
+POSENC_OPS_INLINE void rotate_heads_regs(int P, const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds,
+                                         std::ptrdiff_t n, const C* cos, const C* sin) noexcept {
+  using V = vec<T>;
+  constexpr int L = lanes<T>, step = Layout == pairing::half_split ? 2 * L : L;
+  V c[2 * NB], sn[2 * NB];
+  for (int b = 0; b < NB; ++b) {
+    if constexpr (Layout == pairing::half_split) {
+      pair_angles(s, cos + b * step, c[2 * b], c[2 * b + 1]), pair_angles(s, sin + b * step, sn[2 * b], sn[2 * b + 1]);
+      if constexpr (Inverse)
+        sn[2 * b] = flip(sn[2 * b], sign_mask(V{}, true)), sn[2 * b + 1] = flip(sn[2 * b + 1], sign_mask(V{}, true));
+    } else {
+      const V odd = Inverse ? flip(even_sign(V{}), sign_mask(V{}, true)) : even_sign(V{});
+      dup_angles(s, cos + b * step, c[2 * b], c[2 * b + 1]), dup_angles(s, sin + b * step, sn[2 * b], sn[2 * b + 1]);
+      sn[2 * b] = flip(sn[2 * b], odd), sn[2 * b + 1] = flip(sn[2 * b + 1], odd);
+    }
+  }
+  for (std::ptrdiff_t i = 0; i < n; ++i) {
+    const T* x = s + i * ss;
+    T* y = d + i * ds;
+    for (int b = 0; b < NB; ++b) {
+      const int k = b * step;
+      V x0, x1;
+      if constexpr (Layout == pairing::half_split) {
+        V b0, b1;
+        load2(x + k, x0, x1), load2(x + k + P, b0, b1);
+        x0 = in_register(x0), x1 = in_register(x1), b0 = in_register(b0), b1 = in_register(b1);
+        store2<false>(y + k, rot_diff<Fused>(x0, c[2 * b], b0, sn[2 * b]),
+                      rot_diff<Fused>(x1, c[2 * b + 1], b1, sn[2 * b + 1]));
+        store2<false>(y + k + P, rot_sum<Fused>(x0, sn[2 * b], b0, c[2 * b]),
+                      rot_sum<Fused>(x1, sn[2 * b + 1], b1, c[2 * b + 1]));
+      } else {
+        load2(x + 2 * k, x0, x1);
+        x0 = in_register(x0), x1 = in_register(x1);
+        store2<false>(y + 2 * k, rot_sum<Fused>(x0, c[2 * b], swap_pairs(x0), sn[2 * b]),
+                      rot_sum<Fused>(x1, c[2 * b + 1], swap_pairs(x1), sn[2 * b + 1]));
+      }
+    }
+  }
+}
+
 /// The rotary slices of n rows of one token (row i at s + i * ss, written to d + i * ds): 2L
 /// half_split or L interleaved pairs per step, two vectors each, then rotate_rest. by_block: pair
 /// block by pair block, the angles of a block loaded (and shuffled) once for all n rows; else row
@@ -66,6 +111,17 @@ POSENC_OPS_INLINE void rotate_heads(int P, const T* s, T* d, std::ptrdiff_t ss, 
                                     const C* cos, const C* sin, bool by_block) noexcept {
   using V = vec<T>;
   constexpr int L = lanes<T>, step = Layout == pairing::half_split ? 2 * L : L;
+  // A row whose angle vectors fit in half the register file: built once, kept in registers.
+  if constexpr (!Stream && vector_registers >= 32) {
+    if (by_block && n > 1) {
+      switch (P) {
+        case 4 * step: return rotate_heads_regs<4, Layout, Inverse, Fused>(P, s, d, ss, ds, n, cos, sin);
+        case 3 * step: return rotate_heads_regs<3, Layout, Inverse, Fused>(P, s, d, ss, ds, n, cos, sin);
+        case 2 * step: return rotate_heads_regs<2, Layout, Inverse, Fused>(P, s, d, ss, ds, n, cos, sin);
+        default: break;
+      }
+    }
+  }
   const std::ptrdiff_t rows = by_block ? n : 1;  // rows per pair block
   int k = 0;
   for (std::ptrdiff_t r = 0; r < n; r += rows) {

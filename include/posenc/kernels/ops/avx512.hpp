@@ -32,6 +32,7 @@ template <class T>
 inline constexpr int lanes = std::is_same_v<std::remove_const_t<T>, double> ? 8 : 16;
 using ivec = __m512i;
 inline constexpr std::size_t vector_bytes = 64;
+inline constexpr int vector_registers = 32;  // architectural vector registers
 inline constexpr bool has_stream = true;
 
 // clang-format off
@@ -54,6 +55,10 @@ POSENC_OPS_INLINE __m512d fnma(__m512d a, __m512d b, __m512d c) { return _mm512_
 // A product the compiler may not fuse into an FMA (keeps the scalar kernel's two roundings).
 POSENC_OPS_INLINE __m512  mul_rounded(__m512 a, __m512 b)   { __m512 r = _mm512_mul_ps(a, b); asm("" : "+v"(r)); return r; }
 POSENC_OPS_INLINE __m512d mul_rounded(__m512d a, __m512d b) { __m512d r = _mm512_mul_pd(a, b); asm("" : "+v"(r)); return r; }
+// A value the compiler must keep in a register: one load feeding two instructions stays one load
+// (GCC otherwise folds the load into both, doubling the load traffic of a load-bound loop).
+POSENC_OPS_INLINE __m512  in_register(__m512 v)  { asm("" : "+v"(v)); return v; }
+POSENC_OPS_INLINE __m512d in_register(__m512d v) { asm("" : "+v"(v)); return v; }
 POSENC_OPS_INLINE float  hsum(__m512 v)  { return _mm512_reduce_add_ps(v); }
 POSENC_OPS_INLINE double hsum(__m512d v) { return _mm512_reduce_add_pd(v); }
 POSENC_OPS_INLINE float  hmax(__m512 v)  { return _mm512_reduce_max_ps(v); }

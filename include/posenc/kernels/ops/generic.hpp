@@ -6,9 +6,10 @@
 // and the attention tiles are written over once:
 //
 //   types      vec<T> (T = float/double; 16-bit storage loads into vec<float>), lanes<T>,
-//              vector_bytes, has_stream, ivec (int32 lanes of a vec<float>)
+//              vector_bytes, vector_registers, has_stream, ivec (int32 lanes of a vec<float>)
 //   arithmetic add sub mul fma(a,b,c)=a*b+c fms(a,b,c)=a*b-c fnma(a,b,c)=c-a*b max set(x)
-//              hsum hmax; mul_rounded (a product never fused into an FMA: the bit-exact modes)
+//              hsum hmax; mul_rounded (a product never fused into an FMA: the bit-exact modes);
+//              in_register(v) (v stays one register: a load used twice is not folded twice)
 //   signs      flip(x, m) (xor), sign_mask(V, on), even_sign(V) (-0 in even lanes)
 //   pairs      swap_pairs (x1 x0 x3 x2 ...), dup_lo / dup_hi (c0 c0 c1 c1 ... of each half)
 //   memory     load/store (unaligned; bfloat16/float16 widen to and round from fp32, RNE exactly as
