@@ -57,15 +57,52 @@ __attribute__((noinline)) void rotate_rest(int P, int k, int kend, const T* s, T
   }
 }
 
+/// One row's results for rotate_heads_regs from its R vectors `in` (element order, loaded in
+/// pairs by load2: 4NB half_split, 2NB interleaved), into r (same order).
+template <int NB, pairing Layout, bool Fused, class V>
+POSENC_OPS_INLINE void regs_row(const V* in, V* r, const V* c, const V* sn) noexcept {
+  for (int b = 0; b < NB; ++b) {
+    if constexpr (Layout == pairing::half_split) {
+      const V x0 = in[2 * b], x1 = in[2 * b + 1], b0 = in[2 * NB + 2 * b], b1 = in[2 * NB + 2 * b + 1];
+      r[2 * b] = rot_diff<Fused>(x0, c[2 * b], b0, sn[2 * b]);
+      r[2 * b + 1] = rot_diff<Fused>(x1, c[2 * b + 1], b1, sn[2 * b + 1]);
+      r[2 * NB + 2 * b] = rot_sum<Fused>(x0, sn[2 * b], b0, c[2 * b]);
+      r[2 * NB + 2 * b + 1] = rot_sum<Fused>(x1, sn[2 * b + 1], b1, c[2 * b + 1]);
+    } else {
+      const V x0 = in[2 * b], x1 = in[2 * b + 1];
+      r[2 * b] = rot_sum<Fused>(x0, c[2 * b], swap_pairs(x0), sn[2 * b]);
+      r[2 * b + 1] = rot_sum<Fused>(x1, c[2 * b + 1], swap_pairs(x1), sn[2 * b + 1]);
+    }
+  }
+}
+template <int R, class T, class V>
+POSENC_OPS_INLINE void load_row(const T* x, V* in) noexcept {
+  for (int j = 0; j < R; j += 2) {
+    load2(x + j * lanes<T>, in[j], in[j + 1]);
+    in[j] = in_register(in[j]), in[j + 1] = in_register(in[j + 1]);
+  }
+}
+
 /// n rows of one token whose whole rotary slice is NB blocks of two vectors (P = NB * step): the
 /// angle vectors of the row (duplicated and sign-flipped for interleaved) are built once into
 /// registers, then every row streams through them in one pass. Decode (one position, every head)
 /// spends its time here: no per-block angle reloads and one sequential sweep of each row.
+///
+/// shift > 0 (has_realign ISAs, T == C): the output rows are contiguous (ds == 2P) and d sits
+/// `shift` lanes past a vector boundary (ggml's buffers: 16 bytes past a 64-byte line). No store
+/// then splits a cache line: the rows are treated as one flat stream of aligned vectors, whose
+/// first and last are partial (masked). Interleaved rows with src laid out as dst and an even
+/// shift (pairs stay inside a vector) are rotated in those aligned vectors directly, by angle
+/// vectors realigned once per call; otherwise each row is computed from unaligned loads and its
+/// results realigned (with the previous row's last vector) into aligned stores. In place this is
+/// safe: an aligned store covers only the current row (already loaded) and rows before it.
+/// (Rows computed from realigned aligned loads measured no faster than unaligned loads, Zen 4.)
 template <int NB, pairing Layout, bool Inverse, bool Fused, storage_type T, class C>
-POSENC_OPS_INLINE void rotate_heads_regs(int P, const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds,
-                                         std::ptrdiff_t n, const C* cos, const C* sin) noexcept {
+POSENC_OPS_INLINE void rotate_heads_regs(const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds, std::ptrdiff_t n,
+                                         const C* cos, const C* sin, int shift) noexcept {
   using V = vec<T>;
   constexpr int L = lanes<T>, step = Layout == pairing::half_split ? 2 * L : L;
+  constexpr int R = Layout == pairing::half_split ? 4 * NB : 2 * NB;  // vectors per row
   V c[2 * NB], sn[2 * NB];
   for (int b = 0; b < NB; ++b) {
     if constexpr (Layout == pairing::half_split) {
@@ -78,27 +115,63 @@ POSENC_OPS_INLINE void rotate_heads_regs(int P, const T* s, T* d, std::ptrdiff_t
       sn[2 * b] = flip(sn[2 * b], odd), sn[2 * b + 1] = flip(sn[2 * b + 1], odd);
     }
   }
-  for (std::ptrdiff_t i = 0; i < n; ++i) {
-    const T* x = s + i * ss;
-    T* y = d + i * ds;
-    for (int b = 0; b < NB; ++b) {
-      const int k = b * step;
-      V x0, x1;
-      if constexpr (Layout == pairing::half_split) {
-        V b0, b1;
-        load2(x + k, x0, x1), load2(x + k + P, b0, b1);
-        x0 = in_register(x0), x1 = in_register(x1), b0 = in_register(b0), b1 = in_register(b1);
-        store2<false>(y + k, rot_diff<Fused>(x0, c[2 * b], b0, sn[2 * b]),
-                      rot_diff<Fused>(x1, c[2 * b + 1], b1, sn[2 * b + 1]));
-        store2<false>(y + k + P, rot_sum<Fused>(x0, sn[2 * b], b0, c[2 * b]),
-                      rot_sum<Fused>(x1, sn[2 * b + 1], b1, c[2 * b + 1]));
-      } else {
-        load2(x + 2 * k, x0, x1);
-        x0 = in_register(x0), x1 = in_register(x1);
-        store2<false>(y + 2 * k, rot_sum<Fused>(x0, c[2 * b], swap_pairs(x0), sn[2 * b]),
-                      rot_sum<Fused>(x1, c[2 * b + 1], swap_pairs(x1), sn[2 * b + 1]));
+  V in[R], r[R];
+  if constexpr (has_realign && std::is_same_v<T, C>) {
+    const auto to_mem = realign_index(V{}, shift);
+    const bool same = shift >= 0 && ss == ds &&
+                      reinterpret_cast<std::uintptr_t>(s) % vector_bytes == static_cast<std::size_t>(shift) * sizeof(T);
+    if (Layout == pairing::interleaved && same && shift % 2 == 0) {
+      // Interleaved, src and dst alike, pairs inside every aligned vector: the rows are one stream
+      // of aligned vectors, vector j of a row (from element j*L - shift) taking the row's angle
+      // vectors realigned the same way. The first and last vectors are partial (masked).
+      V cw[R], sw[R];
+      for (int j = 0; j < R; ++j) {
+        cw[j] = realign(c[(j + R - 1) % R], c[j], to_mem), sw[j] = realign(sn[(j + R - 1) % R], sn[j], to_mem);
       }
+      const T* u = s - shift;
+      T* w = d - shift;
+      V x = load_lanes_from(u, shift);
+      store_lanes_from(w, rot_sum<Fused>(x, cw[0], swap_pairs(x), sw[0]), shift);
+      for (int j = 1; j < R; ++j) {  // constant bounds: the angle vectors stay in registers
+        x = in_register(load_aligned(u + j * L));
+        store_aligned(w + j * L, rot_sum<Fused>(x, cw[j], swap_pairs(x), sw[j]));
+      }
+      for (std::ptrdiff_t i = 1; i < n; ++i) {
+        u += ss, w += ds;
+        for (int j = 0; j < R; ++j) {
+          x = in_register(load_aligned(u + j * L));
+          store_aligned(w + j * L, rot_sum<Fused>(x, cw[j], swap_pairs(x), sw[j]));
+        }
+      }
+      u += ss, w += ds;
+      x = load_lanes_below(u, shift);
+      store_lanes_below(w, rot_sum<Fused>(x, cw[0], swap_pairs(x), sw[0]), shift);
+      return;
     }
+    // Otherwise the results are realigned into aligned vectors before they are stored.
+    if (shift > 0) {
+      T* w = d - shift;
+      V last{};
+      for (std::ptrdiff_t i = 0; i < n; ++i, w += ds) {
+        load_row<R>(s + i * ss, in);
+        regs_row<NB, Layout, Fused>(in, r, c, sn);
+        if (i == 0)
+          store_lanes_from(w, realign(V{}, r[0], to_mem), shift);
+        else
+          store_aligned(w, realign(last, r[0], to_mem));
+        for (int j = 1; j < R; ++j) store_aligned(w + j * L, realign(r[j - 1], r[j], to_mem));
+        last = r[R - 1];
+      }
+      store_lanes_below(w, realign(last, V{}, to_mem), shift);
+      return;
+    }
+  }
+  static_cast<void>(shift);
+  for (std::ptrdiff_t i = 0; i < n; ++i) {
+    load_row<R>(s + i * ss, in);
+    regs_row<NB, Layout, Fused>(in, r, c, sn);
+    T* y = d + i * ds;
+    for (int j = 0; j < R; j += 2) store2<false>(y + j * L, r[j], r[j + 1]);
   }
 }
 
@@ -114,11 +187,19 @@ POSENC_OPS_INLINE void rotate_heads(int P, const T* s, T* d, std::ptrdiff_t ss, 
   // A row whose angle vectors fit in half the register file: built once, kept in registers.
   if constexpr (!Stream && vector_registers >= 32) {
     if (by_block && n > 1) {
+      int shift = -1;  // contiguous rows: lanes past a vector boundary (see rotate_heads_regs)
+      if constexpr (has_realign && std::is_same_v<T, C>) {
+        if (ds == 2 * P) shift = static_cast<int>(reinterpret_cast<std::uintptr_t>(d) % vector_bytes / sizeof(T));
+      }
       switch (P) {
-        case 4 * step: return rotate_heads_regs<4, Layout, Inverse, Fused>(P, s, d, ss, ds, n, cos, sin);
-        case 3 * step: return rotate_heads_regs<3, Layout, Inverse, Fused>(P, s, d, ss, ds, n, cos, sin);
-        case 2 * step: return rotate_heads_regs<2, Layout, Inverse, Fused>(P, s, d, ss, ds, n, cos, sin);
-        default: break;
+        case 4 * step:
+          return rotate_heads_regs<4, Layout, Inverse, Fused>(s, d, ss, ds, n, cos, sin, shift);
+        case 3 * step:
+          return rotate_heads_regs<3, Layout, Inverse, Fused>(s, d, ss, ds, n, cos, sin, shift);
+        case 2 * step:
+          return rotate_heads_regs<2, Layout, Inverse, Fused>(s, d, ss, ds, n, cos, sin, shift);
+        default:
+          break;
       }
     }
   }
