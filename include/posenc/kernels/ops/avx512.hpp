@@ -98,6 +98,9 @@ POSENC_OPS_INLINE void store_lanes_from(float* p, __m512 v, int k)   { _mm512_ma
 POSENC_OPS_INLINE void store_lanes_from(double* p, __m512d v, int k) { _mm512_mask_store_pd(p, static_cast<__mmask8>(~((1u << k) - 1u)), v); }
 POSENC_OPS_INLINE void store_lanes_below(float* p, __m512 v, int k)   { _mm512_mask_store_ps(p, static_cast<__mmask16>((1u << k) - 1u), v); }
 POSENC_OPS_INLINE void store_lanes_below(double* p, __m512d v, int k) { _mm512_mask_store_pd(p, static_cast<__mmask8>((1u << k) - 1u), v); }
+// Lanes [0, k) of a, [k, L) of b.
+POSENC_OPS_INLINE __m512  blend_from(__m512 a, __m512 b, int k)   { return _mm512_mask_blend_ps(static_cast<__mmask16>(~((1u << k) - 1u)), a, b); }
+POSENC_OPS_INLINE __m512d blend_from(__m512d a, __m512d b, int k) { return _mm512_mask_blend_pd(static_cast<__mmask8>(~((1u << k) - 1u)), a, b); }
 POSENC_OPS_INLINE __mmask16 first(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
 POSENC_OPS_INLINE __m512  load(const float* p)  { return _mm512_loadu_ps(p); }
 POSENC_OPS_INLINE __m512d load(const double* p) { return _mm512_loadu_pd(p); }

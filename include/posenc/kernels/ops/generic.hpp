@@ -27,9 +27,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include <posenc/core/element.hpp>
 #include <posenc/core/platform.hpp>
 #include <posenc/kernels/isa.hpp>
 
 #define POSENC_OPS_INLINE POSENC_FORCE_INLINE
+#if defined(__GNUC__) || defined(__clang__)
+#define POSENC_OPS_LAMBDA_INLINE __attribute__((always_inline))
+#else
+#define POSENC_OPS_LAMBDA_INLINE
+#endif
