@@ -58,8 +58,8 @@ TEMPLATE_TEST_CASE("rotation at every misalignment 0..63 bytes is bit-exact with
         for (auto& v : cs) v = static_cast<C>(u(rng));
         for (auto& v : sn) v = static_cast<C>(u(rng));
         const k::angle_rows<C> angles{cs.data(), sn.data(), P};
-        for (std::ptrdiff_t heads : {1, 4}) {
-          for (std::ptrdiff_t pad : {0, 3}) {  // pad 0 with D 64/128: every row shares the misalignment
+        for (std::ptrdiff_t heads : {1, 2, 4}) {  // 2: row 0 reads ahead into the last row
+          for (std::ptrdiff_t pad : {0, 3}) {     // pad 0 with D 64/128: every row shares the misalignment
             const std::ptrdiff_t hs = D + pad, ts = heads * hs;
             const auto n = static_cast<std::size_t>(tokens * ts);
             for (std::size_t shift = 0; shift < 64; shift += sizeof(T)) {
