@@ -1,7 +1,8 @@
 // tests/kernels/misalignment_test.cpp — every misalignment of the data, 0..63 bytes from a 64-byte
 // line (in steps of the element size: a T* is always T-aligned), bit-exact with the scalar oracle on
 // every SIMD ISA: rows sharing one misalignment (head strides a multiple of 64 bytes) and rows that
-// do not, both layouts, in and out of place (dst shifted like src, or differently).
+// do not, both layouts, in and out of place (dst shifted like src, or differently), and no byte
+// written outside the rows (heads 4, pad 0: the contiguous rows of the aligned-vector paths).
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -22,9 +23,17 @@ template <class T>
 struct shifted {
   std::vector<unsigned char> raw;
   T* data;
-  shifted(std::size_t n, std::size_t shift_bytes) : raw(n * sizeof(T) + 128) {
+  std::size_t begin = 0, end = 0;  // byte range of the data inside raw
+  shifted(std::size_t n, std::size_t shift_bytes) : raw(n * sizeof(T) + 128, 0xA5) {
     const auto addr = reinterpret_cast<std::uintptr_t>(raw.data());
-    data = reinterpret_cast<T*>(raw.data() + (64 - addr % 64) % 64 + shift_bytes);
+    begin = (64 - addr % 64) % 64 + shift_bytes, end = begin + n * sizeof(T);
+    data = reinterpret_cast<T*>(raw.data() + begin);
+  }
+  // No byte outside the data written (the aligned-vector paths mask the first and last vectors).
+  [[nodiscard]] bool outside_untouched() const {
+    for (std::size_t i = 0; i < raw.size(); ++i)
+      if ((i < begin || i >= end) && raw[i] != 0xA5) return false;
+    return true;
   }
 };
 }  // namespace
@@ -49,8 +58,8 @@ TEMPLATE_TEST_CASE("rotation at every misalignment 0..63 bytes is bit-exact with
         for (auto& v : cs) v = static_cast<C>(u(rng));
         for (auto& v : sn) v = static_cast<C>(u(rng));
         const k::angle_rows<C> angles{cs.data(), sn.data(), P};
-        for (std::ptrdiff_t heads : {1, 4}) {
-          for (std::ptrdiff_t pad : {0, 3}) {  // pad 0 with D 64/128: every row shares the misalignment
+        for (std::ptrdiff_t heads : {1, 2, 4}) {  // 2: row 0 reads ahead into the last row
+          for (std::ptrdiff_t pad : {0, 3}) {     // pad 0 with D 64/128: every row shares the misalignment
             const std::ptrdiff_t hs = D + pad, ts = heads * hs;
             const auto n = static_cast<std::size_t>(tokens * ts);
             for (std::size_t shift = 0; shift < 64; shift += sizeof(T)) {
@@ -69,12 +78,14 @@ TEMPLATE_TEST_CASE("rotation at every misalignment 0..63 bytes is bit-exact with
                 std::memcpy(static_cast<void*>(out.data), src.data, n * sizeof(T));
                 k::rotate(g, k::head_rows<T>{out.data, tokens, heads, ts, hs}, angles, dir);
                 REQUIRE(std::memcmp(out.data, ref.data, n * sizeof(T)) == 0);
+                REQUIRE(out.outside_untouched());
                 // out of place, dst misaligned differently from src
                 k::rotate(g, x, k::head_rows<T>{other.data, tokens, heads, ts, hs}, angles, dir);
                 REQUIRE(std::memcmp(other.data, ref.data, n * sizeof(T)) == 0);
                 // out of place, dst misaligned like src (the peeled path of small calls)
                 k::rotate(g, x, k::head_rows<T>{same.data, tokens, heads, ts, hs}, angles, dir);
                 REQUIRE(std::memcmp(same.data, ref.data, n * sizeof(T)) == 0);
+                REQUIRE((other.outside_untouched() && same.outside_untouched()));
               }
             }
           }

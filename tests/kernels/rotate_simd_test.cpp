@@ -48,7 +48,8 @@ struct geometry_case {
 
 std::vector<geometry_case> geometry_sweep() {
   std::vector<geometry_case> out;
-  for (int D : {2, 4, 6, 8, 10, 14, 16, 18, 22, 30, 32, 34, 46, 62, 64, 66, 80, 96, 126, 128, 130, 190, 254, 256}) {
+  for (int D :
+       {2, 4, 6, 8, 10, 14, 16, 18, 22, 24, 30, 32, 34, 46, 62, 64, 66, 80, 96, 126, 128, 130, 190, 192, 254, 256}) {
     out.push_back({D, D, 0});                                              // full rotary
     if (D >= 6) out.push_back({D, (D / 2) & ~1, 0});                       // partial, tail passes through
     if (D >= 8) out.push_back({D, std::max(2, (D / 3) & ~1), D / 4 | 1});  // offset (odd) + tail

@@ -10,7 +10,8 @@
 // Contract shared by every entry:
 //   - geometry: rotary_dim even >= 2, offset >= 0, offset + rotary_dim <= head_dim (POSENC_ASSERT);
 //   - rows: elements of a row contiguous; token and head strides arbitrary (in elements, may be
-//     negative or larger than head_dim); any alignment (64-byte aligned rows are the fast case);
+//     negative or larger than head_dim); any alignment (fast cases: 64-byte aligned rows, and
+//     contiguous rows at one offset from a line, as ggml's, whose stores stay aligned);
 //   - dst may equal src (in place) but must not partially overlap it; out of place, the elements
 //     outside the rotary slice are copied; outputs larger than stream_threshold() are written with
 //     non-temporal stores (vector-aligned rows only);

@@ -57,6 +57,176 @@ __attribute__((noinline)) void rotate_rest(int P, int k, int kend, const T* s, T
   }
 }
 
+/// One row's results for rotate_heads_regs from its R vectors `in` (element order, loaded in
+/// pairs by load2: 4NB half_split, 2NB interleaved), into r (same order).
+template <int NB, pairing Layout, bool Fused, class V>
+POSENC_OPS_INLINE void regs_row(const V* in, V* r, const V* c, const V* sn) noexcept {
+  for (int b = 0; b < NB; ++b) {
+    if constexpr (Layout == pairing::half_split) {
+      const V x0 = in[2 * b], x1 = in[2 * b + 1], b0 = in[2 * NB + 2 * b], b1 = in[2 * NB + 2 * b + 1];
+      r[2 * b] = rot_diff<Fused>(x0, c[2 * b], b0, sn[2 * b]);
+      r[2 * b + 1] = rot_diff<Fused>(x1, c[2 * b + 1], b1, sn[2 * b + 1]);
+      r[2 * NB + 2 * b] = rot_sum<Fused>(x0, sn[2 * b], b0, c[2 * b]);
+      r[2 * NB + 2 * b + 1] = rot_sum<Fused>(x1, sn[2 * b + 1], b1, c[2 * b + 1]);
+    } else {
+      const V x0 = in[2 * b], x1 = in[2 * b + 1];
+      r[2 * b] = rot_sum<Fused>(x0, c[2 * b], swap_pairs(x0), sn[2 * b]);
+      r[2 * b + 1] = rot_sum<Fused>(x1, c[2 * b + 1], swap_pairs(x1), sn[2 * b + 1]);
+    }
+  }
+}
+template <int R, class T, class V>
+POSENC_OPS_INLINE void load_row(const T* x, V* in) noexcept {
+  for (int j = 0; j < R; j += 2) {
+    load2(x + j * lanes<T>, in[j], in[j + 1]);
+    in[j] = in_register(in[j]), in[j + 1] = in_register(in[j + 1]);
+  }
+}
+
+/// n rows of one token whose whole rotary slice is NB blocks of two vectors (P = NB * step): the
+/// angle vectors of the row (duplicated and sign-flipped for interleaved) are built once into
+/// registers, then every row streams through them in one pass. Decode (one position, every head)
+/// spends its time here: no per-block angle reloads and one sequential sweep of each row.
+///
+/// shift > 0 (has_realign ISAs, T == C): the output rows are contiguous (ds == 2P) and d sits
+/// `shift` lanes past a vector boundary (ggml's buffers: 16 bytes past a 64-byte line). No store
+/// then splits a cache line: the rows are treated as one flat stream of aligned vectors, whose
+/// first and last are partial (masked). With src laid out as dst, interleaved rows (even shift:
+/// pairs stay inside a vector) and exact half-split rows of at most 8 vectors are rotated in
+/// those aligned vectors directly, by angle vectors realigned once per call (half-split: each
+/// vector's partners taken from the vectors R/2 ahead and behind, kept in registers); otherwise
+/// each row is computed from unaligned loads and its results realigned (with the previous row's
+/// last vector) into aligned stores. In place this is safe: no vector is read after its store.
+/// Decode on a 16-byte-offset buffer, Zen 4: 0.62 / 0.66 of aligned before, 0.95 / 1.0 after;
+/// the realigned stores alone gave 0.78 / 0.74 (they are still the fused half-split path).
+template <int NB, pairing Layout, bool Inverse, bool Fused, storage_type T, class C>
+POSENC_OPS_INLINE void rotate_heads_regs(const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds, std::ptrdiff_t n,
+                                         const C* cos, const C* sin, int shift) noexcept {
+  using V = vec<T>;
+  constexpr int L = lanes<T>, step = Layout == pairing::half_split ? 2 * L : L;
+  constexpr int R = Layout == pairing::half_split ? 4 * NB : 2 * NB;  // vectors per row
+  V c[2 * NB], sn[2 * NB];
+  for (int b = 0; b < NB; ++b) {
+    if constexpr (Layout == pairing::half_split) {
+      pair_angles(s, cos + b * step, c[2 * b], c[2 * b + 1]), pair_angles(s, sin + b * step, sn[2 * b], sn[2 * b + 1]);
+      if constexpr (Inverse)
+        sn[2 * b] = flip(sn[2 * b], sign_mask(V{}, true)), sn[2 * b + 1] = flip(sn[2 * b + 1], sign_mask(V{}, true));
+    } else {
+      const V odd = Inverse ? flip(even_sign(V{}), sign_mask(V{}, true)) : even_sign(V{});
+      dup_angles(s, cos + b * step, c[2 * b], c[2 * b + 1]), dup_angles(s, sin + b * step, sn[2 * b], sn[2 * b + 1]);
+      sn[2 * b] = flip(sn[2 * b], odd), sn[2 * b + 1] = flip(sn[2 * b + 1], odd);
+    }
+  }
+  V in[R], r[R];
+  if constexpr (has_realign && std::is_same_v<T, C>) {
+    const auto to_mem = realign_index(V{}, shift);
+    const bool same = shift >= 0 && ss == ds &&
+                      reinterpret_cast<std::uintptr_t>(s) % vector_bytes == static_cast<std::size_t>(shift) * sizeof(T);
+    if (Layout == pairing::interleaved && same && shift % 2 == 0) {
+      // Interleaved, src and dst alike, pairs inside every aligned vector: the rows are one stream
+      // of aligned vectors, vector j of a row (from element j*L - shift) taking the row's angle
+      // vectors realigned the same way. The first and last vectors are partial (masked).
+      V cw[R], sw[R];
+      for (int j = 0; j < R; ++j) {
+        cw[j] = realign(c[(j + R - 1) % R], c[j], to_mem), sw[j] = realign(sn[(j + R - 1) % R], sn[j], to_mem);
+      }
+      const T* u = s - shift;
+      T* w = d - shift;
+      V x = load_lanes_from(u, shift);
+      store_lanes_from(w, rot_sum<Fused>(x, cw[0], swap_pairs(x), sw[0]), shift);
+      for (int j = 1; j < R; ++j) {  // constant bounds: the angle vectors stay in registers
+        x = in_register(load_aligned(u + j * L));
+        store_aligned(w + j * L, rot_sum<Fused>(x, cw[j], swap_pairs(x), sw[j]));
+      }
+      for (std::ptrdiff_t i = 1; i < n; ++i) {
+        u += ss, w += ds;
+        for (int j = 0; j < R; ++j) {
+          x = in_register(load_aligned(u + j * L));
+          store_aligned(w + j * L, rot_sum<Fused>(x, cw[j], swap_pairs(x), sw[j]));
+        }
+      }
+      u += ss, w += ds;
+      x = load_lanes_below(u, shift);
+      store_lanes_below(w, rot_sum<Fused>(x, cw[0], swap_pairs(x), sw[0]), shift);
+      return;
+    }
+    if (Layout == pairing::half_split && !Fused && R <= 8 && same && shift > 0) {  // 3R registers
+      // Half-split, exact, src and dst alike: aligned vectors too. Vector m's partners lie R/2
+      // vectors ahead (first-half lanes) and behind (second-half lanes; the two meet in the vectors
+      // at j = 0 and R/2 of a row). Each vector is loaded once, R/2 steps before its own step, and
+      // kept R steps: as the partner ahead, itself, then the original partner behind (in place,
+      // its memory is overwritten by then). out = x*c + partner*(-+s): the oracle's two products
+      // and sum (a - b = a + -b exactly).
+      constexpr int H = R / 2;
+      V cw[R], sw[R], W[R];
+      for (int j = 0; j < R; ++j) {
+        const int p = (j + R - 1) % R;
+        const V sj = j < H ? flip(sn[j], sign_mask(V{}, true)) : sn[j - H];
+        const V sp = p < H ? flip(sn[p], sign_mask(V{}, true)) : sn[p - H];
+        cw[j] = realign(c[p % H], c[j % H], to_mem), sw[j] = realign(sp, sj, to_mem);
+      }
+      const T* u = s - shift;
+      T* w = d - shift;
+      W[0] = load_lanes_from(u, shift);
+      for (int j = 1; j < H; ++j) W[j] = in_register(load_aligned(u + j * L));
+      for (int j = H; j < R; ++j) W[j] = V{};
+      const auto at = [&](auto jc, const T* ahead_at, bool last_row) POSENC_OPS_LAMBDA_INLINE {
+        constexpr int j = decltype(jc)::value, slot = (j + H) % R;
+        const V behind = W[slot];
+        V ahead{};
+        if (!last_row || j < H)
+          ahead = in_register(load_aligned(ahead_at));
+        else if (j == H)
+          ahead = load_lanes_below(ahead_at, shift);
+        W[slot] = ahead;
+        const V x = W[j];
+        const V partner = j == 0   ? blend_from(behind, ahead, shift)
+                          : j == H ? blend_from(ahead, behind, shift)
+                          : j < H  ? ahead
+                                   : behind;
+        return add(mul_rounded(x, cw[j]), mul_rounded(partner, sw[j]));
+      };
+      for (std::ptrdiff_t i = 0; i < n; ++i, u += ss, w += ds) {
+        const bool last_row = i + 1 == n;
+        [&]<int... J>(std::integer_sequence<int, J...>) {
+          ((J == 0 && i == 0
+                ? store_lanes_from(w, at(std::integral_constant<int, J>{}, u + (J + H) * L, last_row), shift)
+                : store_aligned(w + J * L, at(std::integral_constant<int, J>{}, u + (J + H) * L, last_row))),
+           ...);
+        }
+        (std::make_integer_sequence<int, R>{});
+      }
+      // The last vector: the last row's final `shift` lanes (second half: partner behind).
+      store_lanes_below(w, add(mul_rounded(W[0], cw[0]), mul_rounded(W[H], sw[0])), shift);
+      return;
+    }
+    // Otherwise the results are realigned into aligned vectors before they are stored.
+    if (shift > 0) {
+      T* w = d - shift;
+      V last{};
+      for (std::ptrdiff_t i = 0; i < n; ++i, w += ds) {
+        load_row<R>(s + i * ss, in);
+        regs_row<NB, Layout, Fused>(in, r, c, sn);
+        if (i == 0)
+          store_lanes_from(w, realign(V{}, r[0], to_mem), shift);
+        else
+          store_aligned(w, realign(last, r[0], to_mem));
+        for (int j = 1; j < R; ++j) store_aligned(w + j * L, realign(r[j - 1], r[j], to_mem));
+        last = r[R - 1];
+      }
+      store_lanes_below(w, realign(last, V{}, to_mem), shift);
+      return;
+    }
+  }
+  static_cast<void>(shift);
+  for (std::ptrdiff_t i = 0; i < n; ++i) {
+    load_row<R>(s + i * ss, in);
+    regs_row<NB, Layout, Fused>(in, r, c, sn);
+    T* y = d + i * ds;
+    for (int j = 0; j < R; j += 2) store2<false>(y + j * L, r[j], r[j + 1]);
+  }
+}
+
 /// The rotary slices of n rows of one token (row i at s + i * ss, written to d + i * ds): 2L
 /// half_split or L interleaved pairs per step, two vectors each, then rotate_rest. by_block: pair
 /// block by pair block, the angles of a block loaded (and shuffled) once for all n rows; else row
@@ -66,6 +236,26 @@ POSENC_OPS_INLINE void rotate_heads(int P, const T* s, T* d, std::ptrdiff_t ss, 
                                     const C* cos, const C* sin, bool by_block) noexcept {
   using V = vec<T>;
   constexpr int L = lanes<T>, step = Layout == pairing::half_split ? 2 * L : L;
+  // A row whose angle vectors fit in half the register file: built once, kept in registers, in
+  // either order (decode, and prefill row by row; at DRAM sizes measured the same as per-block).
+  if constexpr (!Stream && vector_registers >= 32) {
+    if (n > 1) {
+      int shift = -1;  // contiguous rows: lanes past a vector boundary (see rotate_heads_regs)
+      if constexpr (has_realign && std::is_same_v<T, C>) {
+        if (ds == 2 * P) shift = static_cast<int>(reinterpret_cast<std::uintptr_t>(d) % vector_bytes / sizeof(T));
+      }
+      switch (P) {
+        case 4 * step:
+          return rotate_heads_regs<4, Layout, Inverse, Fused>(s, d, ss, ds, n, cos, sin, shift);
+        case 3 * step:
+          return rotate_heads_regs<3, Layout, Inverse, Fused>(s, d, ss, ds, n, cos, sin, shift);
+        case 2 * step:
+          return rotate_heads_regs<2, Layout, Inverse, Fused>(s, d, ss, ds, n, cos, sin, shift);
+        default:
+          break;
+      }
+    }
+  }
   const std::ptrdiff_t rows = by_block ? n : 1;  // rows per pair block
   int k = 0;
   for (std::ptrdiff_t r = 0; r < n; r += rows) {

@@ -31,6 +31,7 @@ template <class T>
 inline constexpr int lanes = std::is_same_v<std::remove_const_t<T>, double> ? 4 : 8;
 using ivec = __m256i;
 inline constexpr std::size_t vector_bytes = 32;
+inline constexpr int vector_registers = 16;  // architectural vector registers
 inline constexpr bool has_stream = true;
 
 // clang-format off
@@ -51,6 +52,9 @@ POSENC_OPS_INLINE __m256d fms(__m256d a, __m256d b, __m256d c) { return _mm256_f
 POSENC_OPS_INLINE __m256  fnma(__m256 a, __m256 b, __m256 c)    { return _mm256_fnmadd_ps(a, b, c); }
 POSENC_OPS_INLINE __m256d fnma(__m256d a, __m256d b, __m256d c) { return _mm256_fnmadd_pd(a, b, c); }
 // A product the compiler may not fuse into an FMA (keeps the scalar kernel's two roundings).
+// A value the compiler must keep in a register (see ops/avx512.hpp).
+POSENC_OPS_INLINE __m256  in_register(__m256 v)  { asm("" : "+v"(v)); return v; }
+POSENC_OPS_INLINE __m256d in_register(__m256d v) { asm("" : "+v"(v)); return v; }
 POSENC_OPS_INLINE __m256  mul_rounded(__m256 a, __m256 b)   { __m256 r = _mm256_mul_ps(a, b); asm("" : "+v"(r)); return r; }
 POSENC_OPS_INLINE __m256d mul_rounded(__m256d a, __m256d b) { __m256d r = _mm256_mul_pd(a, b); asm("" : "+v"(r)); return r; }
 POSENC_OPS_INLINE float hsum(__m256 v) {

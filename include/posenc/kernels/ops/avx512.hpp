@@ -32,6 +32,7 @@ template <class T>
 inline constexpr int lanes = std::is_same_v<std::remove_const_t<T>, double> ? 8 : 16;
 using ivec = __m512i;
 inline constexpr std::size_t vector_bytes = 64;
+inline constexpr int vector_registers = 32;  // architectural vector registers
 inline constexpr bool has_stream = true;
 
 // clang-format off
@@ -54,6 +55,10 @@ POSENC_OPS_INLINE __m512d fnma(__m512d a, __m512d b, __m512d c) { return _mm512_
 // A product the compiler may not fuse into an FMA (keeps the scalar kernel's two roundings).
 POSENC_OPS_INLINE __m512  mul_rounded(__m512 a, __m512 b)   { __m512 r = _mm512_mul_ps(a, b); asm("" : "+v"(r)); return r; }
 POSENC_OPS_INLINE __m512d mul_rounded(__m512d a, __m512d b) { __m512d r = _mm512_mul_pd(a, b); asm("" : "+v"(r)); return r; }
+// A value the compiler must keep in a register: one load feeding two instructions stays one load
+// (GCC otherwise folds the load into both, doubling the load traffic of a load-bound loop).
+POSENC_OPS_INLINE __m512  in_register(__m512 v)  { asm("" : "+v"(v)); return v; }
+POSENC_OPS_INLINE __m512d in_register(__m512d v) { asm("" : "+v"(v)); return v; }
 POSENC_OPS_INLINE float  hsum(__m512 v)  { return _mm512_reduce_add_ps(v); }
 POSENC_OPS_INLINE double hsum(__m512d v) { return _mm512_reduce_add_pd(v); }
 POSENC_OPS_INLINE float  hmax(__m512 v)  { return _mm512_reduce_max_ps(v); }
@@ -72,6 +77,30 @@ POSENC_OPS_INLINE __m512  dup_hi(__m512 c)  { return _mm512_permutexvar_ps(_mm51
 POSENC_OPS_INLINE __m512d dup_lo(__m512d c) { return _mm512_permutexvar_pd(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3), c); }
 POSENC_OPS_INLINE __m512d dup_hi(__m512d c) { return _mm512_permutexvar_pd(_mm512_setr_epi64(4, 4, 5, 5, 6, 6, 7, 7), c); }
 
+// Realigned rows (drivers/rotate.inl): lane l of realign(lo, hi, realign_index(V, k)) is lane
+// L - k + l of lo for l < k, else lane l - k of hi: the aligned vector k lanes before hi's start.
+#define POSENC_OPS_NATIVE_REALIGN 1
+inline constexpr bool has_realign = true;
+POSENC_OPS_INLINE __m512i realign_index(__m512, int k)  { return _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(16 - k)); }
+POSENC_OPS_INLINE __m512i realign_index(__m512d, int k) { return _mm512_add_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_set1_epi64(8 - k)); }
+POSENC_OPS_INLINE __m512  realign(__m512 lo, __m512 hi, __m512i i)   { return _mm512_permutex2var_ps(lo, i, hi); }
+POSENC_OPS_INLINE __m512d realign(__m512d lo, __m512d hi, __m512i i) { return _mm512_permutex2var_pd(lo, i, hi); }
+POSENC_OPS_INLINE void store_aligned(float* p, __m512 v)   { _mm512_store_ps(p, v); }
+POSENC_OPS_INLINE void store_aligned(double* p, __m512d v) { _mm512_store_pd(p, v); }
+POSENC_OPS_INLINE __m512  load_aligned(const float* p)  { return _mm512_load_ps(p); }
+POSENC_OPS_INLINE __m512d load_aligned(const double* p) { return _mm512_load_pd(p); }
+// Lanes [k, L) or [0, k) of an aligned vector; the other lanes are neither read (zero) nor written.
+POSENC_OPS_INLINE __m512  load_lanes_from(const float* p, int k)  { return _mm512_maskz_load_ps(static_cast<__mmask16>(~((1u << k) - 1u)), p); }
+POSENC_OPS_INLINE __m512d load_lanes_from(const double* p, int k) { return _mm512_maskz_load_pd(static_cast<__mmask8>(~((1u << k) - 1u)), p); }
+POSENC_OPS_INLINE __m512  load_lanes_below(const float* p, int k)  { return _mm512_maskz_load_ps(static_cast<__mmask16>((1u << k) - 1u), p); }
+POSENC_OPS_INLINE __m512d load_lanes_below(const double* p, int k) { return _mm512_maskz_load_pd(static_cast<__mmask8>((1u << k) - 1u), p); }
+POSENC_OPS_INLINE void store_lanes_from(float* p, __m512 v, int k)   { _mm512_mask_store_ps(p, static_cast<__mmask16>(~((1u << k) - 1u)), v); }
+POSENC_OPS_INLINE void store_lanes_from(double* p, __m512d v, int k) { _mm512_mask_store_pd(p, static_cast<__mmask8>(~((1u << k) - 1u)), v); }
+POSENC_OPS_INLINE void store_lanes_below(float* p, __m512 v, int k)   { _mm512_mask_store_ps(p, static_cast<__mmask16>((1u << k) - 1u), v); }
+POSENC_OPS_INLINE void store_lanes_below(double* p, __m512d v, int k) { _mm512_mask_store_pd(p, static_cast<__mmask8>((1u << k) - 1u), v); }
+// Lanes [0, k) of a, [k, L) of b.
+POSENC_OPS_INLINE __m512  blend_from(__m512 a, __m512 b, int k)   { return _mm512_mask_blend_ps(static_cast<__mmask16>(~((1u << k) - 1u)), a, b); }
+POSENC_OPS_INLINE __m512d blend_from(__m512d a, __m512d b, int k) { return _mm512_mask_blend_pd(static_cast<__mmask8>(~((1u << k) - 1u)), a, b); }
 POSENC_OPS_INLINE __mmask16 first(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
 POSENC_OPS_INLINE __m512  load(const float* p)  { return _mm512_loadu_ps(p); }
 POSENC_OPS_INLINE __m512d load(const double* p) { return _mm512_loadu_pd(p); }

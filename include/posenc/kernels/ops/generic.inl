@@ -25,6 +25,13 @@ POSENC_OPS_INLINE void stream(bfloat16* p, vec<float> v) { store(p, v); }
 #endif
 #undef POSENC_OPS_NATIVE_BF16
 
+// ---- realigned stores (ops/avx512.hpp): only where a split-line store costs enough to pay for
+// the shuffle; elsewhere the driver stores rows unaligned.
+#if !defined(POSENC_OPS_NATIVE_REALIGN)
+inline constexpr bool has_realign = false;
+#endif
+#undef POSENC_OPS_NATIVE_REALIGN
+
 // ---- first n lanes through a zeroed buffer
 template <class T>
 POSENC_OPS_INLINE auto load_n(const T* p, int n) {

@@ -32,6 +32,7 @@ template <class T>
 inline constexpr int lanes = std::is_same_v<std::remove_const_t<T>, double> ? 2 : 4;
 using ivec = int32x4_t;
 inline constexpr std::size_t vector_bytes = 16;
+inline constexpr int vector_registers = 32;  // architectural vector registers
 inline constexpr bool has_stream = false;
 
 // clang-format off
@@ -52,6 +53,9 @@ POSENC_OPS_INLINE float64x2_t fms(float64x2_t a, float64x2_t b, float64x2_t c) {
 POSENC_OPS_INLINE float32x4_t fnma(float32x4_t a, float32x4_t b, float32x4_t c) { return vfmsq_f32(c, a, b); }
 POSENC_OPS_INLINE float64x2_t fnma(float64x2_t a, float64x2_t b, float64x2_t c) { return vfmsq_f64(c, a, b); }
 // A product the compiler may not fuse into an FMA (keeps the scalar kernel's two roundings).
+// Loads never fold into arithmetic on a load/store ISA: nothing to pin (see ops/avx512.hpp).
+POSENC_OPS_INLINE float32x4_t in_register(float32x4_t v) { return v; }
+POSENC_OPS_INLINE float64x2_t in_register(float64x2_t v) { return v; }
 POSENC_OPS_INLINE float32x4_t mul_rounded(float32x4_t a, float32x4_t b) { float32x4_t r = vmulq_f32(a, b); asm("" : "+w"(r)); return r; }
 POSENC_OPS_INLINE float64x2_t mul_rounded(float64x2_t a, float64x2_t b) { float64x2_t r = vmulq_f64(a, b); asm("" : "+w"(r)); return r; }
 POSENC_OPS_INLINE float  hsum(float32x4_t v) { return vaddvq_f32(v); }
