@@ -24,7 +24,6 @@ using vf = ops::vec<float>;
 static constexpr int L = ops::lanes<float>;
 static constexpr int ops_qk_mr = 2;  // 2 rows x 4 vectors = 8 accumulators + 4 key vectors of 16 registers
 static constexpr int ops_pv_mr = 2;
-static constexpr int ops_dq_rows = 2;  // in-place QK: 2 rows x 4 keys = 8 accumulators
 
 #include <posenc/attention/fast/ops/shared_ops.inl>  // zero, set1, load, store, fmadd, mul, add, sub, max, load_f
 // clang-format off

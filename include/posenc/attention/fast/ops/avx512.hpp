@@ -29,7 +29,6 @@ using vf = ops::vec<float>;
 static constexpr int L = ops::lanes<float>;
 static constexpr int ops_qk_mr = 6;  // 6 rows x 4 vectors = 24 accumulators of 32 registers
 static constexpr int ops_pv_mr = 6;
-static constexpr int ops_dq_rows = 4;  // in-place QK: 4 rows x 4 keys = 16 accumulators
 
 #include <posenc/attention/fast/ops/shared_ops.inl>  // zero, set1, load, store, fmadd, mul, add, sub, max, load_f
 // clang-format off

@@ -20,7 +20,6 @@ using vf = float;
 static constexpr int L = 1;
 static constexpr int ops_qk_mr = 4;
 static constexpr int ops_pv_mr = 4;
-static constexpr int ops_dq_rows = 4;
 
 // clang-format off
 static inline vf zero() { return 0.0f; }
