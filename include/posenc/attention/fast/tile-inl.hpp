@@ -14,7 +14,7 @@
 //   qk_heads   s[r][j] = scale * sum_d q_r[d] * k_j,h(r)[d] (every kv head, token by token, read in
 //              place: float/bf16/fp16)
 //   pv_packed  o[r][c] += sum_j p[r][j] * vt[j][c]         (vt: float, row stride and Dv padded to 64)
-//   pv_direct  o[r][c] += sum_j p[r][j] * v_j[c]           (v_j read in place, float/bf16/fp16)
+//   pv_heads   o[r][c] += sum_j p[r][j] * v_j,h(r)[c]       (every kv head, v_j read in place: float/bf16/fp16)
 //   exp_sum    x[j] = exp(x[j] - m) for j < n, returns the sum (vectorised exp, see exp_v)
 //   row_max, scale_row, add_row, add_const
 //
@@ -220,6 +220,35 @@ static inline void pv_packed(const float* p, std::ptrdiff_t ps, int rows, const 
   }
 }
 
+// Prefill packing of one key tile (rows j < nk at k + j ks, contiguous in d): kt[d ldk + j] = k_j[d]
+// through L x L register transposes (edges one by one), and V rows widened to float, vt[j ldv + d].
+template <class T>
+static inline void pack_kt(const T* k, std::ptrdiff_t ks, int nk, int D, float* kt, std::ptrdiff_t ldk) {
+  int j = 0;
+  for (; j + L <= nk; j += L) {
+    int d = 0;
+    for (; d + L <= D; d += L) {
+      vf x[L];
+      for (int i = 0; i < L; ++i) x[i] = load_any(k + (j + i) * ks + d);
+      transpose(x);
+      for (int i = 0; i < L; ++i) store(kt + (d + i) * ldk + j, x[i]);
+    }
+    for (; d < D; ++d)
+      for (int i = 0; i < L; ++i) kt[d * ldk + j + i] = static_cast<float>(k[(j + i) * ks + d]);
+  }
+  for (; j < nk; ++j)
+    for (int d = 0; d < D; ++d) kt[d * ldk + j] = static_cast<float>(k[j * ks + d]);
+}
+
+template <class T>
+static inline void pack_v(const T* v, std::ptrdiff_t vs, int nk, int Dv, float* vt, std::ptrdiff_t ldv) {
+  for (int j = 0; j < nk; ++j) {
+    int d = 0;
+    for (; d + L <= Dv; d += L) store(vt + j * ldv + d, load_any(v + j * vs + d));
+    for (; d < Dv; ++d) vt[j * ldv + d] = static_cast<float>(v[j * vs + d]);
+  }
+}
+
 // The in-place QK^T (decode) kernel: one key row against the query rows of its GQA group. Four rows
 // share each load of the key row (widened once for bf16/fp16); two accumulators per row halve the FMA
 // chains, and the four sums come out of one transpose-and-add (reduce4).
@@ -346,12 +375,19 @@ static inline void pv_direct_rows(const float* p, std::ptrdiff_t ps, const T* v,
   }
 }
 
+// PV of every kv head of a decode tile, head by head (rows [gi Rg, (gi + 1) Rg) read head gi's values
+// at v + gi vhs).
 template <class T>
-static inline void pv_direct(const float* p, std::ptrdiff_t ps, int rows, const T* v, std::ptrdiff_t vs, int n, int Dv,
-                             float* o, std::ptrdiff_t os) {
-  int r = 0;
-  for (; r + 4 <= rows; r += 4) pv_direct_rows<T, 4>(p + r * ps, ps, v, vs, n, Dv, o + r * os, os);
-  for (; r < rows; ++r) pv_direct_rows<T, 1>(p + r * ps, ps, v, vs, n, Dv, o + r * os, os);
+static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads, const T* v, std::ptrdiff_t vs,
+                            std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os) {
+  for (int gi = 0; gi < heads; ++gi) {
+    const float* pg = p + gi * Rg * ps;
+    float* og = o + gi * Rg * os;
+    const T* vg = v + gi * vhs;
+    int r = 0;
+    for (; r + 4 <= Rg; r += 4) pv_direct_rows<T, 4>(pg + r * ps, ps, vg, vs, n, Dv, og + r * os, os);
+    for (; r < Rg; ++r) pv_direct_rows<T, 1>(pg + r * ps, ps, vg, vs, n, Dv, og + r * os, os);
+  }
 }
 
 /// This ISA's kernels as a table of function pointers (one indirect call per tile, never per score).
@@ -362,9 +398,15 @@ static inline tile_kernels make_tile_kernels() {
   t.qk_heads_f32 = &qk_heads<float>;
   t.qk_heads_bf16 = &qk_heads<bfloat16>;
   t.qk_heads_f16 = &qk_heads<float16>;
-  t.pv_direct_f32 = &pv_direct<float>;
-  t.pv_direct_bf16 = &pv_direct<bfloat16>;
-  t.pv_direct_f16 = &pv_direct<float16>;
+  t.pack_kt_f32 = &pack_kt<float>;
+  t.pack_kt_bf16 = &pack_kt<bfloat16>;
+  t.pack_kt_f16 = &pack_kt<float16>;
+  t.pack_v_f32 = &pack_v<float>;
+  t.pack_v_bf16 = &pack_v<bfloat16>;
+  t.pack_v_f16 = &pack_v<float16>;
+  t.pv_heads_f32 = &pv_heads<float>;
+  t.pv_heads_bf16 = &pv_heads<bfloat16>;
+  t.pv_heads_f16 = &pv_heads<float16>;
   t.row_max = &row_max;
   t.exp_sum = &exp_sum;
   t.scale_row = &scale_row;

@@ -33,6 +33,12 @@ static inline vf min(vf a, vf b) { return vminq_f32(a, b); }
 static inline float reduce_add(vf a) { return vaddvq_f32(a); }
 static inline float reduce_max(vf a) { return vmaxvq_f32(a); }
 static inline void reduce4(vf a, vf b, vf c, vf d, float f, float* out) { vst1q_f32(out, vmulq_n_f32(vpaddq_f32(vpaddq_f32(a, b), vpaddq_f32(c, d)), f)); }
+// x[i] (row i of a 4 x 4 block) becomes column i.
+static inline void transpose(vf (&x)[L]) {
+  const float32x4x2_t p = vtrnq_f32(x[0], x[1]), q = vtrnq_f32(x[2], x[3]);
+  x[0] = vcombine_f32(vget_low_f32(p.val[0]), vget_low_f32(q.val[0])), x[2] = vcombine_f32(vget_high_f32(p.val[0]), vget_high_f32(q.val[0]));
+  x[1] = vcombine_f32(vget_low_f32(p.val[1]), vget_low_f32(q.val[1])), x[3] = vcombine_f32(vget_high_f32(p.val[1]), vget_high_f32(q.val[1]));
+}
 static inline vf round_nearest(vf x) { return vrndnq_f32(x); }
 static inline vf pow2(vf n) { return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23)); }
 static inline vf keep_ge(vf x, vf lim, vf y) { return vreinterpretq_f32_u32(vandq_u32(vcgeq_f32(x, lim), vreinterpretq_u32_f32(y))); }
