@@ -377,18 +377,34 @@ static inline void pv_direct_rows(const float* p, std::ptrdiff_t ps, const T* v,
 }
 
 // PV of every kv head of a decode tile, head by head (rows [gi Rg, (gi + 1) Rg) read head gi's values
-// at v + gi vhs).
-template <class T>
-static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads, const T* v, std::ptrdiff_t vs,
-                            std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os) {
+// at v + gi vhs), in blocks of 4 rows: Rows::run<NR>(p, ps, v, vs, n, Dv, o, os) is the row kernel
+// (pv_direct_rows here, the vdpbf16ps one in ops/avx512_bf16.hpp).
+template <class T, class Rows>
+static inline void pv_by_head(Rows rows, const float* p, std::ptrdiff_t ps, int Rg, int heads, const T* v,
+                              std::ptrdiff_t vs, std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os) {
   for (int gi = 0; gi < heads; ++gi) {
     const float* pg = p + gi * Rg * ps;
     float* og = o + gi * Rg * os;
     const T* vg = v + gi * vhs;
     int r = 0;
-    for (; r + 4 <= Rg; r += 4) pv_direct_rows<T, 4>(pg + r * ps, ps, vg, vs, n, Dv, og + r * os, os);
-    for (; r < Rg; ++r) pv_direct_rows<T, 1>(pg + r * ps, ps, vg, vs, n, Dv, og + r * os, os);
+    for (; r + 4 <= Rg; r += 4) rows.template run<4>(pg + r * ps, ps, vg, vs, n, Dv, og + r * os, os);
+    for (; r < Rg; ++r) rows.template run<1>(pg + r * ps, ps, vg, vs, n, Dv, og + r * os, os);
   }
+}
+
+template <class T>
+struct pv_widen_rows {
+  template <int NR>
+  POSENC_FORCE_INLINE void run(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, int Dv,
+                               float* o, std::ptrdiff_t os) const {
+    pv_direct_rows<T, NR>(p, ps, v, vs, n, Dv, o, os);
+  }
+};
+
+template <class T>
+static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads, const T* v, std::ptrdiff_t vs,
+                            std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os) {
+  pv_by_head(pv_widen_rows<T>{}, p, ps, Rg, heads, v, vs, vhs, n, Dv, o, os);
 }
 
 /// This ISA's kernels as a table of function pointers (one indirect call per tile, never per score).

@@ -164,17 +164,18 @@ static inline void pv_rows(const float* p, std::ptrdiff_t ps, const bfloat16* v,
   }
 }
 
-// pv_heads of tile-inl.hpp on vdpbf16ps (Dv % 32 == 0; same arguments).
+struct pv_dot_rows {
+  template <int NR>
+  POSENC_FORCE_INLINE void run(const float* p, std::ptrdiff_t ps, const bfloat16* v, std::ptrdiff_t vs, int n, int Dv,
+                               float* o, std::ptrdiff_t os) const {
+    pv_rows<NR>(p, ps, v, vs, n, Dv, o, os);
+  }
+};
+
+// pv_heads of tile-inl.hpp on vdpbf16ps (Dv % 32 == 0; same arguments, same traversal).
 static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads, const bfloat16* v, std::ptrdiff_t vs,
                             std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os) {
-  for (int gi = 0; gi < heads; ++gi) {
-    const float* pg = p + gi * Rg * ps;
-    float* og = o + gi * Rg * os;
-    const bfloat16* vg = v + gi * vhs;
-    int r = 0;
-    for (; r + 4 <= Rg; r += 4) pv_rows<4>(pg + r * ps, ps, vg, vs, n, Dv, og + r * os, os);
-    for (; r < Rg; ++r) pv_rows<1>(pg + r * ps, ps, vg, vs, n, Dv, og + r * os, os);
-  }
+  avx512::pv_by_head(pv_dot_rows{}, p, ps, Rg, heads, v, vs, vhs, n, Dv, o, os);
 }
 
 }  // namespace avx512_bf16
