@@ -460,7 +460,7 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
     c.dot_qk = f.bf16_dot_products && !c.packed && kern.qk_heads_bf16_dot != nullptr && D % 32 == 0;
   if constexpr (std::is_same_v<TV, bfloat16>)
     c.dot_pv = f.bf16_dot_products && !c.packed && kern.pv_heads_bf16_dot != nullptr && Dv % 32 == 0;
-  if (!c.packed) c.TK_ = 64;
+  if (!c.packed) c.TK_ = 64;  // V rows prefetched during QK^T stay in L2 for PV (16 / 32 / 128: no faster)
   c.nkt = (Sk + c.TK_ - 1) / c.TK_;
   c.ngs = Hkv / c.gpi;
   c.rows_max = c.gpi * G * std::min<std::ptrdiff_t>(c.TQ, Sq);

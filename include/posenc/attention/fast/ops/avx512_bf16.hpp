@@ -83,7 +83,7 @@ struct qk_dot {
 };
 
 // qk_heads of tile-inl.hpp on vdpbf16ps (same arguments, same traversal; D % 32 == 0): the query rows
-// are rounded to bfloat16 once per call into a per-thread buffer (grown once, then reused).
+// are rounded to bfloat16 once per key tile into a per-thread buffer (grown once, then reused).
 static inline void qk_heads(const float* const* q, int Rg, int heads, const bfloat16* k, std::ptrdiff_t ks,
                             std::ptrdiff_t hs, int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
                             std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes) {
