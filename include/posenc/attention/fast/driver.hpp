@@ -250,12 +250,20 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
     // ---- S = scale * Q K^T ----
     if (c.packed) {
       const std::ptrdiff_t kds = c.k.stride(axis::dim), vds = c.v.stride(axis::dim);
-      for (int j = 0; j < nk; ++j) {
-        const TK* kr = c.k.row(b, j0 + j, g);
-        for (std::ptrdiff_t d = 0; d < D; ++d) kt[d * TKc + j] = static_cast<float>(kr[d * kds]);
-        const TV* vr = c.v.row(b, j0 + j, g);
-        for (std::ptrdiff_t d = 0; d < c.Dv; ++d) vt[j * dvp + d] = static_cast<float>(vr[d * vds]);
-      }
+      if (kds == 1)
+        c.kern.template pack_kt<TK>()(c.k.row(b, j0, g), c.k.stride(axis::token), nk, static_cast<int>(D), kt, TKc);
+      else
+        for (int j = 0; j < nk; ++j) {
+          const TK* kr = c.k.row(b, j0 + j, g);
+          for (std::ptrdiff_t d = 0; d < D; ++d) kt[d * TKc + j] = static_cast<float>(kr[d * kds]);
+        }
+      if (vds == 1)
+        c.kern.template pack_v<TV>()(c.v.row(b, j0, g), c.v.stride(axis::token), nk, static_cast<int>(c.Dv), vt, dvp);
+      else
+        for (int j = 0; j < nk; ++j) {
+          const TV* vr = c.v.row(b, j0 + j, g);
+          for (std::ptrdiff_t d = 0; d < c.Dv; ++d) vt[j * dvp + d] = static_cast<float>(vr[d * vds]);
+        }
       if (nk < TKc)
         for (std::ptrdiff_t d = 0; d < D; ++d) std::fill(kt + d * TKc + nk, kt + (d + 1) * TKc, 0.0f);
       c.kern.qk_packed(rows, static_cast<int>(R), kt, TKc, static_cast<int>(D), c.scale, s, TKc);
@@ -304,12 +312,11 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
     if (c.packed)
       c.kern.pv_packed(s, TKc, static_cast<int>(R), vt, dvp, nk, static_cast<int>(dvp), o, dvp);
     else {
-      auto pv = c.kern.template pv_direct<TV>();
+      auto pv = c.kern.template pv_heads<TV>();
       if constexpr (std::is_same_v<TV, bfloat16>)
-        if (c.dot_pv) pv = c.kern.pv_direct_bf16_dot;
-      for (std::ptrdiff_t gi = 0; gi < c.gpi; ++gi)
-        pv(s + gi * Rg * TKc, TKc, static_cast<int>(Rg), c.v.row(b, j0, g + gi), c.v.stride(axis::token), nk,
-           static_cast<int>(c.Dv), o + gi * Rg * dvp, dvp);
+        if (c.dot_pv) pv = c.kern.pv_heads_bf16_dot;
+      pv(s, TKc, static_cast<int>(Rg), static_cast<int>(c.gpi), c.v.row(b, j0, g), c.v.stride(axis::token),
+         c.v.stride(axis::head), nk, static_cast<int>(c.Dv), o, dvp);
     }
   }
 
@@ -452,8 +459,8 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
   if constexpr (std::is_same_v<TK, bfloat16>)
     c.dot_qk = f.bf16_dot_products && !c.packed && kern.qk_heads_bf16_dot != nullptr && D % 32 == 0;
   if constexpr (std::is_same_v<TV, bfloat16>)
-    c.dot_pv = f.bf16_dot_products && !c.packed && kern.pv_direct_bf16_dot != nullptr && Dv % 32 == 0;
-  if (!c.packed) c.TK_ = 64;  // the V rows of a tile (every head) are prefetched during QK^T: keep them in L2
+    c.dot_pv = f.bf16_dot_products && !c.packed && kern.pv_heads_bf16_dot != nullptr && Dv % 32 == 0;
+  if (!c.packed) c.TK_ = 64;  // V rows prefetched during QK^T stay in L2 for PV (16 / 32 / 128: no faster)
   c.nkt = (Sk + c.TK_ - 1) / c.TK_;
   c.ngs = Hkv / c.gpi;
   c.rows_max = c.gpi * G * std::min<std::ptrdiff_t>(c.TQ, Sq);

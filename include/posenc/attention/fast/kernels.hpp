@@ -27,7 +27,7 @@ inline namespace POSENC_KERNELS_ABI {
       tile_kernels t = avx512::make_tile_kernels();
       if (avx512_bf16::cpu_has()) {
         t.qk_heads_bf16_dot = &avx512_bf16::qk_heads;
-        t.pv_direct_bf16_dot = &avx512_bf16::pv_direct;
+        t.pv_heads_bf16_dot = &avx512_bf16::pv_heads;
       }
       return t;
     }

@@ -6,7 +6,7 @@
 //   mul, add, sub, min, max, reduce_add, reduce_max, reduce4(a, b, c, d, f, out) (out[0..3] = f x the
 //   lane sums of a, b, c, d), load_f(const bfloat16* / const float16*) (L values
 //   widened to float), round_nearest, pow2(n) = 2^n for integral n in [-126, 127], keep_ge(x, lim, y)
-//   = x >= lim ? y : 0 (lane-wise).
+//   = x >= lim ? y : 0 (lane-wise), transpose(vf (&x)[L]) (an L x L block: row i becomes column i).
 //
 // Kernels (all float, fp32 accumulation; rows are addressed through pointer arrays so one call
 // covers every query head of a GQA group and the K/V tile is read once for all of them):
@@ -14,8 +14,9 @@
 //   qk_heads   s[r][j] = scale * sum_d q_r[d] * k_j,h(r)[d] (every kv head, token by token, read in
 //              place: float/bf16/fp16)
 //   pv_packed  o[r][c] += sum_j p[r][j] * vt[j][c]         (vt: float, row stride and Dv padded to 64)
-//   pv_direct  o[r][c] += sum_j p[r][j] * v_j[c]           (v_j read in place, float/bf16/fp16)
+//   pv_heads   o[r][c] += sum_j p[r][j] * v_j,h(r)[c]       (every kv head, v_j read in place: float/bf16/fp16)
 //   exp_sum    x[j] = exp(x[j] - m) for j < n, returns the sum (vectorised exp, see exp_v)
+//   pack_kt / pack_v  the prefill packing of a K tile (transposed, L x L blocks) and a V tile (widened)
 //   row_max, scale_row, add_row, add_const
 //
 // exp_v: Cephes-style expf (round(x log2 e) split with a two-constant ln 2, degree-6 polynomial,
@@ -30,9 +31,8 @@
 
 [[maybe_unused]] static constexpr int qk_mr = ops_qk_mr;  // query rows per register block
 [[maybe_unused]] static constexpr int pv_mr = ops_pv_mr;
-static constexpr int dq_rows = ops_dq_rows;  // query rows per block of the in-place QK kernel
-static constexpr int nv = 4;                 // vectors across one column block of the packed kernels
-static constexpr int cols = nv * L;          // 64 / 32 / 16 / 4 columns: always divides the padded tile (64)
+static constexpr int nv = 4;         // vectors across one column block of the packed kernels
+static constexpr int cols = nv * L;  // 64 / 32 / 16 / 4 columns: always divides the padded tile (64)
 
 static inline vf exp_v(vf x) {
   const vf lo = set1(-87.3365478515625f);
@@ -221,90 +221,118 @@ static inline void pv_packed(const float* p, std::ptrdiff_t ps, int rows, const 
   }
 }
 
-// NR rows x NK keys read in place (key j at k + j ks): NR NK accumulators, one pass over the keys
-// per row block; with NK = 4 each row's four sums come out of one transpose-and-add (reduce4), not
-// four horizontal reductions.
-template <class T, int NR, int NK>
-static inline void qk_direct_block(const float* const* q, const T* k, std::ptrdiff_t ks, int D, float scale, float* s,
-                                   std::ptrdiff_t ss) {
-  vf acc[NR][NK];
-#pragma GCC unroll 4
-  for (int r = 0; r < NR; ++r)
-#pragma GCC unroll 4
-    for (int j = 0; j < NK; ++j) acc[r][j] = zero();
-  int d = 0;
-  for (; d + L <= D; d += L) {
-    vf kv[NK];
-#pragma GCC unroll 4
-    for (int j = 0; j < NK; ++j) kv[j] = load_any(k + j * ks + d);
-#pragma GCC unroll 4
-    for (int r = 0; r < NR; ++r) {
-      const vf qv = load(q[r] + d);
-#pragma GCC unroll 4
-      for (int j = 0; j < NK; ++j) acc[r][j] = fmadd(qv, kv[j], acc[r][j]);
+// Prefill packing of one key tile (rows j < nk at k + j ks, contiguous in d): kt[d ldk + j] = k_j[d]
+// through L x L register transposes (edges one by one), and V rows widened to float, vt[j ldv + d].
+template <class T>
+static inline void pack_kt(const T* k, std::ptrdiff_t ks, int nk, int D, float* kt, std::ptrdiff_t ldk) {
+  int j = 0;
+  for (; j + L <= nk; j += L) {
+    int d = 0;
+    for (; d + L <= D; d += L) {
+      vf x[L];
+      for (int i = 0; i < L; ++i) x[i] = load_any(k + (j + i) * ks + d);
+      transpose(x);
+      for (int i = 0; i < L; ++i) store(kt + (d + i) * ldk + j, x[i]);
     }
+    for (; d < D; ++d)
+      for (int i = 0; i < L; ++i) kt[d * ldk + j + i] = static_cast<float>(k[(j + i) * ks + d]);
   }
-  if (d < D) {
-    vf kv[NK];
-#pragma GCC unroll 4
-    for (int j = 0; j < NK; ++j) kv[j] = load_tail(k + j * ks + d, D - d);
-#pragma GCC unroll 4
-    for (int r = 0; r < NR; ++r) {
-      const vf qv = load_tail(q[r] + d, D - d);
-#pragma GCC unroll 4
-      for (int j = 0; j < NK; ++j) acc[r][j] = fmadd(qv, kv[j], acc[r][j]);
-    }
-  }
-#pragma GCC unroll 4
-  for (int r = 0; r < NR; ++r) {
-    if constexpr (NK == 4)
-      reduce4(acc[r][0], acc[r][1], acc[r][2], acc[r][3], scale, s + r * ss);
-    else
-#pragma GCC unroll 4
-      for (int j = 0; j < NK; ++j) s[r * ss + j] = reduce_add(acc[r][j]) * scale;
+  for (; j < nk; ++j)
+    for (int d = 0; d < D; ++d) kt[d * ldk + j] = static_cast<float>(k[j * ks + d]);
+}
+
+template <class T>
+static inline void pack_v(const T* v, std::ptrdiff_t vs, int nk, int Dv, float* vt, std::ptrdiff_t ldv) {
+  for (int j = 0; j < nk; ++j) {
+    int d = 0;
+    for (; d + L <= Dv; d += L) store(vt + j * ldv + d, load_any(v + j * vs + d));
+    for (; d < Dv; ++d) vt[j * ldv + d] = static_cast<float>(v[j * vs + d]);
   }
 }
 
-// Every kv head of a decode item at once, four tokens at a time: rows [gi Rg, (gi + 1) Rg) read
-// head gi, whose row of token j is k + j ks + gi hs; a block reads four tokens' rows of every head
-// before moving on. Every token of a 4-KiB-per-token cache is a new page, where hardware stream
-// prefetchers start over, so the K and V rows of the token pf_tokens ahead are prefetched here
-// (V for the PV pass that follows this tile and the next one's first tokens).
-static constexpr int pf_tokens = 8;
+// The in-place QK^T (decode) kernel: one key row against the query rows of its GQA group. Four rows
+// share each load of the key row (widened once for bf16/fp16); two accumulators per row halve the FMA
+// chains, and the four sums come out of one transpose-and-add (reduce4).
+template <class T>
+struct qk_widen {
+  const float* const* q;
+  int D;
+  float scale;
+
+  POSENC_FORCE_INLINE void rows4(int r, const T* k, float* out) const {
+    const float *q0 = q[r], *q1 = q[r + 1], *q2 = q[r + 2], *q3 = q[r + 3];
+    vf a0 = zero(), a1 = zero(), a2 = zero(), a3 = zero(), b0 = zero(), b1 = zero(), b2 = zero(), b3 = zero();
+    int d = 0;
+    for (; d + 2 * L <= D; d += 2 * L) {
+      const vf x = load_any(k + d), y = load_any(k + d + L);
+      a0 = fmadd(load(q0 + d), x, a0), b0 = fmadd(load(q0 + d + L), y, b0);
+      a1 = fmadd(load(q1 + d), x, a1), b1 = fmadd(load(q1 + d + L), y, b1);
+      a2 = fmadd(load(q2 + d), x, a2), b2 = fmadd(load(q2 + d + L), y, b2);
+      a3 = fmadd(load(q3 + d), x, a3), b3 = fmadd(load(q3 + d + L), y, b3);
+    }
+    if (d + L <= D) {
+      const vf x = load_any(k + d);
+      a0 = fmadd(load(q0 + d), x, a0), a1 = fmadd(load(q1 + d), x, a1);
+      a2 = fmadd(load(q2 + d), x, a2), a3 = fmadd(load(q3 + d), x, a3);
+      d += L;
+    }
+    if (d < D) {
+      const int t = D - d;
+      const vf x = load_tail(k + d, t);
+      b0 = fmadd(load_tail(q0 + d, t), x, b0), b1 = fmadd(load_tail(q1 + d, t), x, b1);
+      b2 = fmadd(load_tail(q2 + d, t), x, b2), b3 = fmadd(load_tail(q3 + d, t), x, b3);
+    }
+    reduce4(add(a0, b0), add(a1, b1), add(a2, b2), add(a3, b3), scale, out);
+  }
+
+  [[nodiscard]] POSENC_FORCE_INLINE float row1(int r, const T* k) const {
+    const float* qr = q[r];
+    vf a = zero(), b = zero();
+    int d = 0;
+    for (; d + 2 * L <= D; d += 2 * L) {
+      a = fmadd(load(qr + d), load_any(k + d), a);
+      b = fmadd(load(qr + d + L), load_any(k + d + L), b);
+    }
+    if (d + L <= D) a = fmadd(load(qr + d), load_any(k + d), a), d += L;
+    if (d < D) b = fmadd(load_tail(qr + d, D - d), load_tail(k + d, D - d), b);
+    return reduce_add(add(a, b)) * scale;
+  }
+};
+
+// Every kv head of a decode item, token by token in address order: token j's rows of every head are
+// one contiguous run (4 KiB for 8 heads x 128 fp32), so the keys are one sequential stream that the
+// hardware prefetcher follows (no software prefetch: measured no faster). Row r of head gi is q row
+// gi Rg + r; its score for key j goes to s[(gi Rg + r) ss + j]. The V row of (token j, head gi) is
+// asked for into the cache beside the QK^T of that row, so the V stream is sequential too and its
+// prefetches are spread evenly between the products (all of a token's at once, or 8 tokens ahead in
+// blocks of 4 as before, stall once the miss buffers are full: measured 1.2-1.3x slower at DRAM
+// size); the PV pass after this tile reads them head by head, 4 KiB apart, from L2.
+template <class T, class Kern>
+static inline void qk_by_token(const Kern& kern, int Rg, int heads, const T* k, std::ptrdiff_t ks, std::ptrdiff_t hs,
+                               int n, float* s, std::ptrdiff_t ss, const void* pv, std::ptrdiff_t pv_ts,
+                               std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes) {
+  const auto va = reinterpret_cast<std::uintptr_t>(pv);
+  for (int j = 0; j < n; ++j) {
+    const T* kj = k + j * ks;
+    for (int gi = 0; gi < heads; ++gi) {
+      if (pv != nullptr) prefetch_l2(va + static_cast<std::uintptr_t>(j * pv_ts + gi * pv_hs), pv_bytes);
+      const int r0 = gi * Rg;
+      int r = 0;
+      for (; r + 4 <= Rg; r += 4) {
+        alignas(16) float t[4];
+        kern.rows4(r0 + r, kj + gi * hs, t);
+        for (int i = 0; i < 4; ++i) s[(r0 + r + i) * ss + j] = t[i];
+      }
+      for (; r < Rg; ++r) s[(r0 + r) * ss + j] = kern.row1(r0 + r, kj + gi * hs);
+    }
+  }
+}
 
 template <class T>
 static inline void qk_heads(const float* const* q, int Rg, int heads, const T* k, std::ptrdiff_t ks, std::ptrdiff_t hs,
                             int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
                             std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes) {
-  constexpr int NR = dq_rows;
-  const auto ka = reinterpret_cast<std::uintptr_t>(k), va = reinterpret_cast<std::uintptr_t>(pv);
-  const auto kts = static_cast<std::ptrdiff_t>(ks * sizeof(T)), khs = static_cast<std::ptrdiff_t>(hs * sizeof(T));
-  const auto kbytes = static_cast<std::ptrdiff_t>(D * sizeof(T));
-  for (int j = 0; j < n; j += 4) {
-    const int nk = n - j < 4 ? n - j : 4;
-    for (int t = j + pf_tokens; t < j + pf_tokens + 4; ++t)
-      for (int gi = 0; gi < heads; ++gi) {
-        prefetch_l2(ka + static_cast<std::uintptr_t>(t * kts + gi * khs), kbytes);
-        if (pv != nullptr) prefetch_l2(va + static_cast<std::uintptr_t>(t * pv_ts + gi * pv_hs), pv_bytes);
-      }
-    for (int gi = 0; gi < heads; ++gi) {
-      const T* kj = k + j * ks + gi * hs;
-      const float* const* qg = q + gi * Rg;
-      float* sg = s + gi * Rg * ss + j;
-      if (nk == 4) {
-        int r = 0;
-        for (; r + NR <= Rg; r += NR) qk_direct_block<T, NR, 4>(qg + r, kj, ks, D, scale, sg + r * ss, ss);
-        for (; r < Rg; ++r) qk_direct_block<T, 1, 4>(qg + r, kj, ks, D, scale, sg + r * ss, ss);
-      } else {
-        for (int t = 0; t < nk; ++t) {
-          int r = 0;
-          for (; r + NR <= Rg; r += NR)
-            qk_direct_block<T, NR, 1>(qg + r, kj + t * ks, ks, D, scale, sg + r * ss + t, ss);
-          for (; r < Rg; ++r) qk_direct_block<T, 1, 1>(qg + r, kj + t * ks, ks, D, scale, sg + r * ss + t, ss);
-        }
-      }
-    }
-  }
+  qk_by_token(qk_widen<T>{q, D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes);
 }
 
 // Up to 4 rows x one block of NV vectors of Dv, values read in place.
@@ -348,12 +376,35 @@ static inline void pv_direct_rows(const float* p, std::ptrdiff_t ps, const T* v,
   }
 }
 
+// PV of every kv head of a decode tile, head by head (rows [gi Rg, (gi + 1) Rg) read head gi's values
+// at v + gi vhs), in blocks of 4 rows: Rows::run<NR>(p, ps, v, vs, n, Dv, o, os) is the row kernel
+// (pv_direct_rows here, the vdpbf16ps one in ops/avx512_bf16.hpp).
+template <class T, class Rows>
+static inline void pv_by_head(Rows rows, const float* p, std::ptrdiff_t ps, int Rg, int heads, const T* v,
+                              std::ptrdiff_t vs, std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os) {
+  for (int gi = 0; gi < heads; ++gi) {
+    const float* pg = p + gi * Rg * ps;
+    float* og = o + gi * Rg * os;
+    const T* vg = v + gi * vhs;
+    int r = 0;
+    for (; r + 4 <= Rg; r += 4) rows.template run<4>(pg + r * ps, ps, vg, vs, n, Dv, og + r * os, os);
+    for (; r < Rg; ++r) rows.template run<1>(pg + r * ps, ps, vg, vs, n, Dv, og + r * os, os);
+  }
+}
+
 template <class T>
-static inline void pv_direct(const float* p, std::ptrdiff_t ps, int rows, const T* v, std::ptrdiff_t vs, int n, int Dv,
-                             float* o, std::ptrdiff_t os) {
-  int r = 0;
-  for (; r + 4 <= rows; r += 4) pv_direct_rows<T, 4>(p + r * ps, ps, v, vs, n, Dv, o + r * os, os);
-  for (; r < rows; ++r) pv_direct_rows<T, 1>(p + r * ps, ps, v, vs, n, Dv, o + r * os, os);
+struct pv_widen_rows {
+  template <int NR>
+  POSENC_FORCE_INLINE void run(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, int Dv,
+                               float* o, std::ptrdiff_t os) const {
+    pv_direct_rows<T, NR>(p, ps, v, vs, n, Dv, o, os);
+  }
+};
+
+template <class T>
+static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads, const T* v, std::ptrdiff_t vs,
+                            std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os) {
+  pv_by_head(pv_widen_rows<T>{}, p, ps, Rg, heads, v, vs, vhs, n, Dv, o, os);
 }
 
 /// This ISA's kernels as a table of function pointers (one indirect call per tile, never per score).
@@ -364,9 +415,15 @@ static inline tile_kernels make_tile_kernels() {
   t.qk_heads_f32 = &qk_heads<float>;
   t.qk_heads_bf16 = &qk_heads<bfloat16>;
   t.qk_heads_f16 = &qk_heads<float16>;
-  t.pv_direct_f32 = &pv_direct<float>;
-  t.pv_direct_bf16 = &pv_direct<bfloat16>;
-  t.pv_direct_f16 = &pv_direct<float16>;
+  t.pack_kt_f32 = &pack_kt<float>;
+  t.pack_kt_bf16 = &pack_kt<bfloat16>;
+  t.pack_kt_f16 = &pack_kt<float16>;
+  t.pack_v_f32 = &pack_v<float>;
+  t.pack_v_bf16 = &pack_v<bfloat16>;
+  t.pack_v_f16 = &pack_v<float16>;
+  t.pv_heads_f32 = &pv_heads<float>;
+  t.pv_heads_bf16 = &pv_heads<bfloat16>;
+  t.pv_heads_f16 = &pv_heads<float16>;
   t.row_max = &row_max;
   t.exp_sum = &exp_sum;
   t.scale_row = &scale_row;

@@ -24,16 +24,25 @@ struct tile_kernels {
   void (*qk_heads_f16)(const float* const*, int, int, const float16*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
                        float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
   // (p, p stride, rows, v, token stride, keys, Dv, o, o stride)
-  void (*pv_direct_f32)(const float*, std::ptrdiff_t, int, const float*, std::ptrdiff_t, int, int, float*,
-                        std::ptrdiff_t) = nullptr;
-  void (*pv_direct_bf16)(const float*, std::ptrdiff_t, int, const bfloat16*, std::ptrdiff_t, int, int, float*,
-                         std::ptrdiff_t) = nullptr;
-  void (*pv_direct_f16)(const float*, std::ptrdiff_t, int, const float16*, std::ptrdiff_t, int, int, float*,
-                        std::ptrdiff_t) = nullptr;
-  // AVX512_BF16 forms of qk_heads_bf16 / pv_direct_bf16 (fast/ops/avx512_bf16.hpp; D, Dv % 32 == 0): null
+  // (p, p stride, rows per head, heads, v, token stride, head stride, keys, Dv, o, o stride:
+  // head gi's rows are p + gi Rg ps and o + gi Rg os, its values v + gi head stride
+  void (*pv_heads_f32)(const float*, std::ptrdiff_t, int, int, const float*, std::ptrdiff_t, std::ptrdiff_t, int, int,
+                       float*, std::ptrdiff_t) = nullptr;
+  void (*pv_heads_bf16)(const float*, std::ptrdiff_t, int, int, const bfloat16*, std::ptrdiff_t, std::ptrdiff_t, int,
+                        int, float*, std::ptrdiff_t) = nullptr;
+  void (*pv_heads_f16)(const float*, std::ptrdiff_t, int, int, const float16*, std::ptrdiff_t, std::ptrdiff_t, int, int,
+                       float*, std::ptrdiff_t) = nullptr;
+  // AVX512_BF16 forms of qk_heads_bf16 / pv_heads_bf16 (fast/ops/avx512_bf16.hpp; D, Dv % 32 == 0): null
   // unless the CPU has the instruction; used only when fast_attention_options::bf16_dot_products asks.
   decltype(qk_heads_bf16) qk_heads_bf16_dot = nullptr;
-  decltype(pv_direct_bf16) pv_direct_bf16_dot = nullptr;
+  decltype(pv_heads_bf16) pv_heads_bf16_dot = nullptr;
+  // prefill packing: (k, token stride, keys, D, kt, ldk) and (v, token stride, keys, Dv, vt, ldv), rows contiguous
+  void (*pack_kt_f32)(const float*, std::ptrdiff_t, int, int, float*, std::ptrdiff_t) = nullptr;
+  void (*pack_kt_bf16)(const bfloat16*, std::ptrdiff_t, int, int, float*, std::ptrdiff_t) = nullptr;
+  void (*pack_kt_f16)(const float16*, std::ptrdiff_t, int, int, float*, std::ptrdiff_t) = nullptr;
+  decltype(pack_kt_f32) pack_v_f32 = nullptr;
+  decltype(pack_kt_bf16) pack_v_bf16 = nullptr;
+  decltype(pack_kt_f16) pack_v_f16 = nullptr;
   float (*row_max)(const float* x, int n) = nullptr;
   float (*exp_sum)(float* x, int n, float m) = nullptr;
   void (*scale_row)(float* x, int n, float f) = nullptr;
@@ -52,13 +61,31 @@ struct tile_kernels {
       return qk_heads_f32;
   }
   template <class T>
-  auto pv_direct() const noexcept {
+  auto pack_kt() const noexcept {
     if constexpr (std::is_same_v<T, bfloat16>)
-      return pv_direct_bf16;
+      return pack_kt_bf16;
     else if constexpr (std::is_same_v<T, float16>)
-      return pv_direct_f16;
+      return pack_kt_f16;
     else
-      return pv_direct_f32;
+      return pack_kt_f32;
+  }
+  template <class T>
+  auto pack_v() const noexcept {
+    if constexpr (std::is_same_v<T, bfloat16>)
+      return pack_v_bf16;
+    else if constexpr (std::is_same_v<T, float16>)
+      return pack_v_f16;
+    else
+      return pack_v_f32;
+  }
+  template <class T>
+  auto pv_heads() const noexcept {
+    if constexpr (std::is_same_v<T, bfloat16>)
+      return pv_heads_bf16;
+    else if constexpr (std::is_same_v<T, float16>)
+      return pv_heads_f16;
+    else
+      return pv_heads_f32;
   }
 };
 

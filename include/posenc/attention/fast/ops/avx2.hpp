@@ -24,7 +24,6 @@ using vf = ops::vec<float>;
 static constexpr int L = ops::lanes<float>;
 static constexpr int ops_qk_mr = 2;  // 2 rows x 4 vectors = 8 accumulators + 4 key vectors of 16 registers
 static constexpr int ops_pv_mr = 2;
-static constexpr int ops_dq_rows = 2;  // in-place QK: 2 rows x 4 keys = 8 accumulators
 
 #include <posenc/attention/fast/ops/shared_ops.inl>  // zero, set1, load, store, fmadd, mul, add, sub, max, load_f
 // clang-format off
@@ -48,6 +47,16 @@ static inline void reduce4(vf a, vf b, vf c, vf d, float f, float* out) {
   const __m256 x = _mm256_add_ps(_mm256_shuffle_ps(ab, cd, 0x44), _mm256_shuffle_ps(ab, cd, 0xEE));
   const __m128 w = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
   _mm_storeu_ps(out, _mm_mul_ps(w, _mm_set1_ps(f)));
+}
+// x[i] (row i of an 8 x 8 block) becomes column i: pairs, quads within 128-bit lanes, then the lanes.
+static inline void transpose(vf (&x)[L]) {
+  vf t[L], u[L];
+  for (int i = 0; i < 4; ++i) t[2 * i] = _mm256_unpacklo_ps(x[2 * i], x[2 * i + 1]), t[2 * i + 1] = _mm256_unpackhi_ps(x[2 * i], x[2 * i + 1]);
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44), u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44), u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int m = 0; m < 4; ++m) x[m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x20), x[4 + m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x31);
 }
 static inline vf round_nearest(vf x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline vf pow2(vf n) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23)); }

@@ -29,7 +29,6 @@ using vf = ops::vec<float>;
 static constexpr int L = ops::lanes<float>;
 static constexpr int ops_qk_mr = 6;  // 6 rows x 4 vectors = 24 accumulators of 32 registers
 static constexpr int ops_pv_mr = 6;
-static constexpr int ops_dq_rows = 4;  // in-place QK: 4 rows x 4 keys = 16 accumulators
 
 #include <posenc/attention/fast/ops/shared_ops.inl>  // zero, set1, load, store, fmadd, mul, add, sub, max, load_f
 // clang-format off
@@ -60,6 +59,21 @@ static inline void reduce4(vf a, vf b, vf c, vf d, float f, float* out) {
   const __m256 z = _mm512_castps512_ps256(y);
   const __m128 w = _mm_add_ps(_mm256_castps256_ps128(z), _mm256_extractf128_ps(z, 1));
   _mm_storeu_ps(out, _mm_mul_ps(w, _mm_set1_ps(f)));
+}
+// x[i] (row i of a 16 x 16 block) becomes column i: pairs, quads within 128-bit lanes, then the lanes.
+static inline void transpose(vf (&x)[L]) {
+  vf t[L], u[L];
+  for (int i = 0; i < 8; ++i) t[2 * i] = _mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]), t[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]);
+  for (int i = 0; i < 4; ++i) {
+    u[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44), u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44), u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int m = 0; m < 4; ++m) {
+    const vf v = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x88), w = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xDD);
+    const vf v2 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x88), w2 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xDD);
+    x[m] = _mm512_shuffle_f32x4(v, v2, 0x88), x[8 + m] = _mm512_shuffle_f32x4(v, v2, 0xDD);
+    x[4 + m] = _mm512_shuffle_f32x4(w, w2, 0x88), x[12 + m] = _mm512_shuffle_f32x4(w, w2, 0xDD);
+  }
 }
 static inline vf round_nearest(vf x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline vf pow2(vf n) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23)); }

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <immintrin.h>
+#include <vector>
 
 // The AVX-512 target region (it includes AVX512_BF16; closed by end_target.inl).
 #include <posenc/kernels/ops/begin_avx512.inl>
@@ -30,8 +31,6 @@ namespace posenc::inline v0::attention_kernels {
 inline namespace POSENC_KERNELS_ABI {
 namespace avx512_bf16 {
 
-using avx512::pf_tokens;
-using avx512::prefetch_l2;
 using avx512::reduce4;
 using avx512::reduce_add;
 
@@ -43,65 +42,59 @@ static inline __m512bh round_bh(const float* p) {
   return _mm512_cvtne2ps_pbh(_mm512_loadu_ps(p + 16), _mm512_loadu_ps(p));
 }
 
-template <int NR, int NK>
-static inline void qk_block(const float* const* q, const bfloat16* k, std::ptrdiff_t ks, int D, float scale, float* s,
-                            std::ptrdiff_t ss) {
-  __m512 acc[NR][NK];
-#pragma GCC unroll 4
-  for (int r = 0; r < NR; ++r)
-#pragma GCC unroll 4
-    for (int j = 0; j < NK; ++j) acc[r][j] = _mm512_setzero_ps();
-  for (int d = 0; d < D; d += 32) {
-    __m512bh kv[NK];
-#pragma GCC unroll 4
-    for (int j = 0; j < NK; ++j) kv[j] = load_bh(k + j * ks + d);
-#pragma GCC unroll 4
-    for (int r = 0; r < NR; ++r) {
-      const __m512bh qv = round_bh(q[r] + d);
-#pragma GCC unroll 4
-      for (int j = 0; j < NK; ++j) acc[r][j] = _mm512_dpbf16_ps(acc[r][j], qv, kv[j]);
-    }
-  }
-#pragma GCC unroll 4
-  for (int r = 0; r < NR; ++r) {
-    if constexpr (NK == 4)
-      reduce4(acc[r][0], acc[r][1], acc[r][2], acc[r][3], scale, s + r * ss);
-    else
-#pragma GCC unroll 4
-      for (int j = 0; j < NK; ++j) s[r * ss + j] = reduce_add(acc[r][j]) * scale;
-  }
-}
+// One key row against four (or one) query rows already rounded to bfloat16 (qb: row r at qb + r D),
+// the kernel object of tile-inl.hpp's token-order traversal qk_by_token.
+struct qk_dot {
+  const std::uint16_t* qb;
+  int D;
+  float scale;
 
-// qk_heads of tile-inl.hpp on vdpbf16ps (same arguments and traversal; D % 32 == 0).
+  [[nodiscard]] POSENC_FORCE_INLINE __m512bh qrow(int r, int d) const {
+    return (__m512bh)_mm512_loadu_si512(qb + r * D + d);
+  }
+
+  POSENC_FORCE_INLINE void rows4(int r, const bfloat16* k, float* out) const {
+    __m512 a[4], b[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) a[i] = b[i] = _mm512_setzero_ps();
+    int d = 0;
+    for (; d + 64 <= D; d += 64) {
+      const __m512bh x = load_bh(k + d), y = load_bh(k + d + 32);
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) {
+        a[i] = _mm512_dpbf16_ps(a[i], qrow(r + i, d), x);
+        b[i] = _mm512_dpbf16_ps(b[i], qrow(r + i, d + 32), y);
+      }
+    }
+    if (d < D) {
+      const __m512bh x = load_bh(k + d);
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) a[i] = _mm512_dpbf16_ps(a[i], qrow(r + i, d), x);
+    }
+    reduce4(_mm512_add_ps(a[0], b[0]), _mm512_add_ps(a[1], b[1]), _mm512_add_ps(a[2], b[2]), _mm512_add_ps(a[3], b[3]),
+            scale, out);
+  }
+
+  [[nodiscard]] POSENC_FORCE_INLINE float row1(int r, const bfloat16* k) const {
+    __m512 a = _mm512_setzero_ps();
+    for (int d = 0; d < D; d += 32) a = _mm512_dpbf16_ps(a, qrow(r, d), load_bh(k + d));
+    return reduce_add(a) * scale;
+  }
+};
+
+// qk_heads of tile-inl.hpp on vdpbf16ps (same arguments, same traversal; D % 32 == 0): the query rows
+// are rounded to bfloat16 once per key tile into a per-thread buffer (grown once, then reused).
 static inline void qk_heads(const float* const* q, int Rg, int heads, const bfloat16* k, std::ptrdiff_t ks,
                             std::ptrdiff_t hs, int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
                             std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes) {
-  const auto ka = reinterpret_cast<std::uintptr_t>(k), va = reinterpret_cast<std::uintptr_t>(pv);
-  const auto kts = static_cast<std::ptrdiff_t>(ks * 2), khs = static_cast<std::ptrdiff_t>(hs * 2);
-  for (int j = 0; j < n; j += 4) {
-    const int nk = n - j < 4 ? n - j : 4;
-    for (int t = j + pf_tokens; t < j + pf_tokens + 4; ++t)
-      for (int gi = 0; gi < heads; ++gi) {
-        prefetch_l2(ka + static_cast<std::uintptr_t>(t * kts + gi * khs), D * 2);
-        if (pv != nullptr) prefetch_l2(va + static_cast<std::uintptr_t>(t * pv_ts + gi * pv_hs), pv_bytes);
-      }
-    for (int gi = 0; gi < heads; ++gi) {
-      const bfloat16* kj = k + j * ks + gi * hs;
-      const float* const* qg = q + gi * Rg;
-      float* sg = s + gi * Rg * ss + j;
-      for (int r = 0; r < Rg;) {
-        const int nr = Rg - r >= 4 ? 4 : 1;
-        if (nk == 4)
-          nr == 4 ? qk_block<4, 4>(qg + r, kj, ks, D, scale, sg + r * ss, ss)
-                  : qk_block<1, 4>(qg + r, kj, ks, D, scale, sg + r * ss, ss);
-        else
-          for (int t = 0; t < nk; ++t)
-            nr == 4 ? qk_block<4, 1>(qg + r, kj + t * ks, ks, D, scale, sg + r * ss + t, ss)
-                    : qk_block<1, 1>(qg + r, kj + t * ks, ks, D, scale, sg + r * ss + t, ss);
-        r += nr;
-      }
-    }
-  }
+  thread_local std::vector<std::uint16_t> qb;
+  const auto rows = static_cast<std::size_t>(Rg) * static_cast<std::size_t>(heads);
+  if (qb.size() < rows * static_cast<std::size_t>(D)) qb.resize(rows * static_cast<std::size_t>(D));
+  for (std::size_t r = 0; r < rows; ++r)
+    for (int d = 0; d < D; d += 32)
+      _mm512_storeu_si512(qb.data() + r * static_cast<std::size_t>(D) + static_cast<std::size_t>(d),
+                          (__m512i)round_bh(q[r] + d));
+  avx512::qk_by_token(qk_dot{qb.data(), D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes);
 }
 
 // NR rows x 64 (G = 2) or 32 (G = 1) columns over keys [0, m): key pairs (j, j + 1) interleaved
@@ -171,12 +164,18 @@ static inline void pv_rows(const float* p, std::ptrdiff_t ps, const bfloat16* v,
   }
 }
 
-// pv_direct of tile-inl.hpp on vdpbf16ps (Dv % 32 == 0).
-static inline void pv_direct(const float* p, std::ptrdiff_t ps, int rows, const bfloat16* v, std::ptrdiff_t vs, int n,
-                             int Dv, float* o, std::ptrdiff_t os) {
-  int r = 0;
-  for (; r + 4 <= rows; r += 4) pv_rows<4>(p + r * ps, ps, v, vs, n, Dv, o + r * os, os);
-  for (; r < rows; ++r) pv_rows<1>(p + r * ps, ps, v, vs, n, Dv, o + r * os, os);
+struct pv_dot_rows {
+  template <int NR>
+  POSENC_FORCE_INLINE void run(const float* p, std::ptrdiff_t ps, const bfloat16* v, std::ptrdiff_t vs, int n, int Dv,
+                               float* o, std::ptrdiff_t os) const {
+    pv_rows<NR>(p, ps, v, vs, n, Dv, o, os);
+  }
+};
+
+// pv_heads of tile-inl.hpp on vdpbf16ps (Dv % 32 == 0; same arguments, same traversal).
+static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads, const bfloat16* v, std::ptrdiff_t vs,
+                            std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os) {
+  avx512::pv_by_head(pv_dot_rows{}, p, ps, Rg, heads, v, vs, vhs, n, Dv, o, os);
 }
 
 }  // namespace avx512_bf16

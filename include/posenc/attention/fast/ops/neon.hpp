@@ -24,7 +24,6 @@ using vf = ops::vec<float>;
 static constexpr int L = ops::lanes<float>;
 static constexpr int ops_qk_mr = 6;  // 24 accumulators of 32 registers
 static constexpr int ops_pv_mr = 6;
-static constexpr int ops_dq_rows = 4;  // in-place QK: 4 rows x 4 keys = 16 accumulators
 
 #include <posenc/attention/fast/ops/shared_ops.inl>  // zero, set1, load, store, fmadd, mul, add, sub, max, load_f
 // clang-format off
@@ -34,6 +33,12 @@ static inline vf min(vf a, vf b) { return vminq_f32(a, b); }
 static inline float reduce_add(vf a) { return vaddvq_f32(a); }
 static inline float reduce_max(vf a) { return vmaxvq_f32(a); }
 static inline void reduce4(vf a, vf b, vf c, vf d, float f, float* out) { vst1q_f32(out, vmulq_n_f32(vpaddq_f32(vpaddq_f32(a, b), vpaddq_f32(c, d)), f)); }
+// x[i] (row i of a 4 x 4 block) becomes column i.
+static inline void transpose(vf (&x)[L]) {
+  const float32x4x2_t p = vtrnq_f32(x[0], x[1]), q = vtrnq_f32(x[2], x[3]);
+  x[0] = vcombine_f32(vget_low_f32(p.val[0]), vget_low_f32(q.val[0])), x[2] = vcombine_f32(vget_high_f32(p.val[0]), vget_high_f32(q.val[0]));
+  x[1] = vcombine_f32(vget_low_f32(p.val[1]), vget_low_f32(q.val[1])), x[3] = vcombine_f32(vget_high_f32(p.val[1]), vget_high_f32(q.val[1]));
+}
 static inline vf round_nearest(vf x) { return vrndnq_f32(x); }
 static inline vf pow2(vf n) { return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23)); }
 static inline vf keep_ge(vf x, vf lim, vf y) { return vreinterpretq_f32_u32(vandq_u32(vcgeq_f32(x, lim), vreinterpretq_u32_f32(y))); }

@@ -20,7 +20,6 @@ using vf = float;
 static constexpr int L = 1;
 static constexpr int ops_qk_mr = 4;
 static constexpr int ops_pv_mr = 4;
-static constexpr int ops_dq_rows = 4;
 
 // clang-format off
 static inline vf zero() { return 0.0f; }
@@ -38,6 +37,7 @@ static inline float reduce_max(vf a) { return a; }
 static inline vf load_f(const bfloat16* p) { return static_cast<float>(*p); }
 static inline vf load_f(const float16* p) { return static_cast<float>(*p); }
 static inline void reduce4(vf a, vf b, vf c, vf d, float f, float* out) { out[0] = a * f; out[1] = b * f; out[2] = c * f; out[3] = d * f; }
+static inline void transpose(vf (&)[L]) {}
 static inline vf round_nearest(vf x) { return static_cast<float>(static_cast<std::int32_t>(x + (x < 0 ? -0.5f : 0.5f))); }
 static inline vf pow2(vf n) { return std::bit_cast<float>(static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23); }
 static inline vf keep_ge(vf x, vf lim, vf y) { return x >= lim ? y : 0.0f; }
