@@ -21,7 +21,9 @@ POSENC_OPS_INLINE void store(bfloat16* p, vec<float> v) {
   store(static_cast<float*>(f), v);
   for (int i = 0; i < lanes<float>; ++i) p[i] = bfloat16(f[i]);
 }
-POSENC_OPS_INLINE void stream(bfloat16* p, vec<float> v) { store(p, v); }
+POSENC_OPS_INLINE void stream(bfloat16* p, vec<float> v) {
+  store(p, v);
+}
 #endif
 #undef POSENC_OPS_NATIVE_BF16
 
