@@ -53,39 +53,31 @@ struct tile_kernels {
 
   template <class T>
   auto qk_heads() const noexcept {
-    if constexpr (std::is_same_v<T, bfloat16>)
-      return qk_heads_bf16;
-    else if constexpr (std::is_same_v<T, float16>)
-      return qk_heads_f16;
-    else
-      return qk_heads_f32;
+    return by_storage<T>(qk_heads_f32, qk_heads_bf16, qk_heads_f16);
   }
   template <class T>
   auto pack_kt() const noexcept {
-    if constexpr (std::is_same_v<T, bfloat16>)
-      return pack_kt_bf16;
-    else if constexpr (std::is_same_v<T, float16>)
-      return pack_kt_f16;
-    else
-      return pack_kt_f32;
+    return by_storage<T>(pack_kt_f32, pack_kt_bf16, pack_kt_f16);
   }
   template <class T>
   auto pack_v() const noexcept {
-    if constexpr (std::is_same_v<T, bfloat16>)
-      return pack_v_bf16;
-    else if constexpr (std::is_same_v<T, float16>)
-      return pack_v_f16;
-    else
-      return pack_v_f32;
+    return by_storage<T>(pack_v_f32, pack_v_bf16, pack_v_f16);
   }
   template <class T>
   auto pv_heads() const noexcept {
+    return by_storage<T>(pv_heads_f32, pv_heads_bf16, pv_heads_f16);
+  }
+
+ private:
+  // The kernel of the three storage forms that matches T (float, bfloat16, float16).
+  template <class T, class F, class B, class H>
+  static auto by_storage(F f32, B bf16, H f16) noexcept {
     if constexpr (std::is_same_v<T, bfloat16>)
-      return pv_heads_bf16;
+      return bf16;
     else if constexpr (std::is_same_v<T, float16>)
-      return pv_heads_f16;
+      return f16;
     else
-      return pv_heads_f32;
+      return f32;
   }
 };
 
