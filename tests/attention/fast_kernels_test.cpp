@@ -1,9 +1,11 @@
 // tests/attention/fast_kernels_test.cpp — the attention tile microkernels of every ISA this machine
-// runs against the scalar ones: the vectorised exp within its documented error, and whole
-// attention calls (packed prefill path, in-place decode path, float / bfloat16 / float16 K/V)
-// within the documented attention bound.
+// runs against the scalar ones: the vectorised exp within its documented error, the in-place (decode)
+// QK^T and PV kernels on bfloat16 / float16 rows against double sums (bfloat16 through the pair order:
+// split_q, load_eo, merge_o), and whole attention calls (packed prefill path, in-place decode path,
+// float / bfloat16 / float16 K/V) within the documented attention bound.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -30,11 +32,9 @@ std::vector<isa> isas_here() {
   return r;
 }
 
-template <class T>
-void compare_to_scalar(isa which, const fast_shape& s, const posenc::attention_options& o) {
+template <class T, class E>
+void compare_to_scalar(isa which, const fast_shape& s, const posenc::attention_options& o, const E& enc) {
   const fast_inputs<T> in(s, 77);
-  const auto enc =
-      posenc::combine(posenc::rope({.head_dim = static_cast<int>(s.D)}), posenc::alibi({.num_heads = s.Hq}));
   std::vector<float> ref, got;
   {
     posenc::kernels::scoped_isa use(isa::scalar);
@@ -47,11 +47,109 @@ void compare_to_scalar(isa which, const fast_shape& s, const posenc::attention_o
   }
   const posenc::attention_mask mask(o, s.B, s.Sq, s.Sk);
   const double A = logit_bound(in, enc, o, mask);
-  INFO(posenc::kernels::isa_name(which) << " Sq " << s.Sq << " Sk " << s.Sk << " D " << s.D);
+  INFO(posenc::kernels::isa_name(which) << " Sq " << s.Sq << " Sk " << s.Sk << " D " << s.D << " Dv " << s.Dv);
   POSENC_CHECK_CLOSE(got, ref, 2 * fast_bound * (1 + A) * in.vmax(), 0);
 }
 
+// rotate: RoPE + ALiBi (keys rotated into float copies); else ALiBi alone (keys read in their storage).
+template <class T>
+void compare_to_scalar(isa which, const fast_shape& s, const posenc::attention_options& o, bool rotate = true) {
+  if (rotate)
+    compare_to_scalar<T>(
+        which, s, o,
+        posenc::combine(posenc::rope({.head_dim = static_cast<int>(s.D)}), posenc::alibi({.num_heads = s.Hq})));
+  else
+    compare_to_scalar<T>(which, s, o, posenc::alibi({.num_heads = s.Hq}));
+}
+
+// The in-place kernels of ISA `which` on storage T against double sums: QK^T of heads x Rg query rows
+// (Rg = 5: a block of four rows and one single row) and PV of the same rows, D / Dv with tails of every
+// vector width and n keys. bfloat16 goes through the pair order (q by split_q, o put back by merge_o),
+// as the driver does; the products are exact, so only the fp32 summation differs from the reference.
+template <class T>
+void in_place_kernels(isa which, int D, int Dv, int n) {
+  const auto kern = posenc::attention_kernels::tile_kernels_for(which);
+  constexpr int heads = 2, Rg = 5, R = heads * Rg;
+  const auto rq = random_values(static_cast<std::size_t>(R * D), 11),
+             rk = random_values(static_cast<std::size_t>(n * heads * D), 12),
+             rv = random_values(static_cast<std::size_t>(n * heads * Dv), 13),
+             rp = random_values(static_cast<std::size_t>(R * n), 14),
+             ro = random_values(static_cast<std::size_t>(R * Dv), 15);
+  std::vector<float> q(rq.begin(), rq.end()), prepared(q.size());
+  std::vector<T> k, v;
+  for (double x : rk) k.push_back(T(static_cast<float>(x)));
+  for (double x : rv) v.push_back(T(static_cast<float>(x)));
+  std::vector<const float*> rows(R);
+  for (int r = 0; r < R; ++r) {
+    rows[r] = q.data() + r * D;
+    if constexpr (std::is_same_v<T, posenc::bfloat16>) {
+      kern.split_q_bf16(q.data() + r * D, D, prepared.data() + r * D);
+      rows[r] = prepared.data() + r * D;
+    }
+  }
+  const float scale = 0.75f;
+  std::vector<float> s(static_cast<std::size_t>(R * n), -9.0f);
+  kern.template qk_heads<T>()(rows.data(), Rg, heads, k.data(), heads * D, D, n, D, scale, s.data(), n, nullptr, 0, 0,
+                              0);
+  std::vector<double> sref(s.size()), stol(s.size());
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < n; ++j) {
+      double x = 0, a = 0;
+      for (int d = 0; d < D; ++d) {
+        const double kd =
+            static_cast<double>(static_cast<float>(k[static_cast<std::size_t>((j * heads + r / Rg) * D + d)]));
+        x += static_cast<double>(q[static_cast<std::size_t>(r * D + d)]) * kd;
+        a += std::fabs(static_cast<double>(q[static_cast<std::size_t>(r * D + d)]) * kd);
+      }
+      sref[static_cast<std::size_t>(r * n + j)] = scale * x;
+      stol[static_cast<std::size_t>(r * n + j)] = scale * a * 1e-6;
+    }
+  INFO(posenc::kernels::isa_name(which) << (std::is_same_v<T, posenc::bfloat16> ? " bfloat16" : " float16") << " D "
+                                        << D << " Dv " << Dv << " n " << n);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    INFO("score " << i);
+    CHECK(std::fabs(static_cast<double>(s[i]) - sref[i]) <= stol[i]);
+  }
+
+  std::vector<float> p(rp.begin(), rp.end()), o(ro.begin(), ro.end());
+  if constexpr (std::is_same_v<T, posenc::bfloat16>)  // o rows accumulate in pair order (the same permutation)
+    for (int r = 0; r < R; ++r) {
+      const std::vector<float> row(o.begin() + r * Dv, o.begin() + (r + 1) * Dv);
+      kern.split_q_bf16(row.data(), Dv, o.data() + r * Dv);
+    }
+  kern.template pv_heads<T>()(p.data(), n, Rg, heads, v.data(), heads * Dv, Dv, n, Dv, o.data(), Dv);
+  if constexpr (std::is_same_v<T, posenc::bfloat16>)
+    for (int r = 0; r < R; ++r) kern.merge_o_bf16(o.data() + r * Dv, Dv);
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < Dv; ++c) {
+      double x = ro[static_cast<std::size_t>(r * Dv + c)], a = std::fabs(x);
+      for (int j = 0; j < n; ++j) {
+        const double t =
+            rp[static_cast<std::size_t>(r * n + j)] *
+            static_cast<double>(static_cast<float>(v[static_cast<std::size_t>((j * heads + r / Rg) * Dv + c)]));
+        x += t, a += std::fabs(t);
+      }
+      INFO("row " << r << " column " << c);
+      CHECK(std::fabs(static_cast<double>(o[static_cast<std::size_t>(r * Dv + c)]) - x) <= a * 1e-6);
+    }
+}
+
 }  // namespace
+
+TEST_CASE("fast kernels: in-place QK^T and PV on bfloat16 / float16 rows, pair order and tails, every ISA",
+          "[fast][kernels]") {
+  std::vector<isa> all{isa::scalar};
+  for (isa i : isas_here()) all.push_back(i);
+  // D, Dv: multiples of 64 and of 32; 96 + 4 and 64 + 24 (a pair block, then a vector and a tail on AVX2);
+  // below one AVX-512 pair; below every pair
+  const int dims[][2] = {{128, 128}, {96, 32}, {100, 88}, {40, 24}, {7, 5}};
+  for (isa which : all)
+    for (const auto& dd : dims)
+      for (int n : {1, 63}) {
+        in_place_kernels<posenc::bfloat16>(which, dd[0], dd[1], n);
+        in_place_kernels<posenc::float16>(which, dd[0], dd[1], n);
+      }
+}
 
 TEST_CASE("fast kernels: the vectorised exp is within 4e-7 (relative) on every ISA", "[fast][kernels]") {
   std::vector<float> x;
@@ -91,6 +189,14 @@ TEST_CASE("fast kernels: every ISA's attention agrees with the scalar kernels", 
       compare_to_scalar<posenc::float16>(which, {.B = 1, .Sq = 2, .Sk = 257, .Hq = 4, .Hkv = 4, .D = 64, .Dv = 64}, o);
       compare_to_scalar<posenc::bfloat16>(which, {.B = 1, .Sq = 1, .Sk = 5000, .Hq = 4, .Hkv = 1, .D = 128, .Dv = 128},
                                           o);
+      // the same with keys kept in their storage (no rotation): the bfloat16 key kernel reads q rows in
+      // pair order; D and Dv with tails of every pair width, odd key counts
+      compare_to_scalar<posenc::bfloat16>(which, {.B = 2, .Sq = 1, .Sk = 301, .Hq = 8, .Hkv = 2, .D = 100, .Dv = 88}, o,
+                                          false);
+      compare_to_scalar<posenc::bfloat16>(which, {.B = 1, .Sq = 3, .Sk = 4099, .Hq = 4, .Hkv = 4, .D = 72, .Dv = 136},
+                                          o, false);
+      compare_to_scalar<posenc::float16>(which, {.B = 1, .Sq = 1, .Sk = 257, .Hq = 4, .Hkv = 1, .D = 100, .Dv = 40}, o,
+                                         false);
     }
   }
 }

@@ -96,6 +96,10 @@ struct call {
   std::ptrdiff_t rows_max = 0;
   bool dot_qk = false, dot_pv = false;  // AVX512_BF16 kernels (bf16_dot_products)
   std::ptrdiff_t gpi = 1, ngs = 0;      // kv heads per work item (in-place path: all, so rows are read in order), sets
+  // bfloat16 K in place: q rows prepared once per call for the key kernel (split_q_bf16's pair order,
+  // or round_q_bf16_dot), row (b, i, h) at qk_q + ((b Sq + i) Hq + h) D; null: the kernel reads q rows
+  const float* qk_q = nullptr;
+  bool merge_o = false;  // bfloat16 V in place (not the dot kernel): o rows in pair order until merge_o_bf16
 
   [[nodiscard]] std::ptrdiff_t table_index(distance_range r, std::int64_t d) const noexcept {
     return static_cast<std::ptrdiff_t>(std::clamp(d, r.lo, r.hi) - r.lo);
@@ -213,7 +217,8 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
   float* l = m + nR;
   float* qa = l + nR;
   float* bucket = qa + nR * static_cast<std::size_t>(sn);
-  const float** rows = detail::grow(sc.rows, nR);
+  const float** rows = detail::grow(sc.rows, 2 * nR);
+  const float** kq = rows;  // the q rows the in-place key kernel reads (prepared ones for bfloat16 keys)
   std::uint8_t* mk = detail::grow(sc.mask, static_cast<std::size_t>(nq * TKc));
   std::fill(o, o + nR * static_cast<std::size_t>(dvp), 0.0f);
   std::fill(m, m + nR, ninf);
@@ -221,6 +226,10 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
   std::fill(bucket, bucket + nR * static_cast<std::size_t>(sn), 0.0f);
   if (c.packed) std::fill(vt, vt + n_vt, 0.0f);  // padding columns stay 0
   for (std::ptrdiff_t r = 0; r < R; ++r) rows[r] = c.q.row(b, i0 + r % nq, g * c.G + r / nq);
+  if (c.qk_q != nullptr) {
+    kq = rows + nR;
+    for (std::ptrdiff_t r = 0; r < R; ++r) kq[r] = c.qk_q + ((b * c.Sq + i0 + r % nq) * c.Hq + g * c.G + r / nq) * D;
+  }
   auto row_head = [&](std::ptrdiff_t r) { return g * c.G + r / nq; };
   auto row_pos = [&](std::ptrdiff_t r) { return c.pq[static_cast<std::size_t>(b * c.Sq + i0 + r % nq)]; };
 
@@ -272,7 +281,7 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
       auto qk = c.kern.template qk_heads<TK>();
       if constexpr (std::is_same_v<TK, bfloat16>)
         if (c.dot_qk) qk = c.kern.qk_heads_bf16_dot;
-      qk(rows, static_cast<int>(Rg), static_cast<int>(c.gpi), c.k.row(b, j0, g), c.k.stride(axis::token),
+      qk(kq, static_cast<int>(Rg), static_cast<int>(c.gpi), c.k.row(b, j0, g), c.k.stride(axis::token),
          c.k.stride(axis::head), nk, static_cast<int>(D), c.scale, s, TKc, c.v.row(b, j0, g),
          static_cast<std::ptrdiff_t>(c.v.stride(axis::token) * sizeof(TV)),
          static_cast<std::ptrdiff_t>(c.v.stride(axis::head) * sizeof(TV)),
@@ -319,6 +328,9 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
          c.v.stride(axis::head), nk, static_cast<int>(c.Dv), o, dvp);
     }
   }
+
+  if (c.merge_o)
+    for (std::ptrdiff_t r = 0; r < R; ++r) c.kern.merge_o_bf16(o + r * dvp, static_cast<int>(c.Dv));
 
   // Shaw value term: sum over distances of (probability mass) x aV, once per row (the PV microkernel).
   if (c.shaw_value) {
@@ -460,6 +472,17 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
     c.dot_qk = f.bf16_dot_products && !c.packed && kern.qk_heads_bf16_dot != nullptr && D % 32 == 0;
   if constexpr (std::is_same_v<TV, bfloat16>)
     c.dot_pv = f.bf16_dot_products && !c.packed && kern.pv_heads_bf16_dot != nullptr && Dv % 32 == 0;
+  if constexpr (std::is_same_v<TK, bfloat16>)
+    if (!c.packed) {  // q rows for the key kernel, once per call (not per key tile)
+      const auto prep = c.dot_qk ? kern.round_q_bf16_dot : kern.split_q_bf16;
+      float* buf = detail::grow(ws.qk_q, static_cast<std::size_t>(B * Sq * Hq * D));
+      for (std::ptrdiff_t b = 0; b < B; ++b)
+        for (std::ptrdiff_t i = 0; i < Sq; ++i)
+          for (std::ptrdiff_t h = 0; h < Hq; ++h)
+            prep(q.row(b, i, h), static_cast<int>(D), buf + ((b * Sq + i) * Hq + h) * D);
+      c.qk_q = buf;
+    }
+  if constexpr (std::is_same_v<TV, bfloat16>) c.merge_o = !c.packed && !c.dot_pv;
   if (!c.packed) c.TK_ = 64;  // V rows prefetched during QK^T stay in L2 for PV (16 / 32 / 128: no faster)
   c.nkt = (Sk + c.TK_ - 1) / c.TK_;
   c.ngs = Hkv / c.gpi;

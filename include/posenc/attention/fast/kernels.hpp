@@ -28,6 +28,7 @@ inline namespace POSENC_KERNELS_ABI {
       if (avx512_bf16::cpu_has()) {
         t.qk_heads_bf16_dot = &avx512_bf16::qk_heads;
         t.pv_heads_bf16_dot = &avx512_bf16::pv_heads;
+        t.round_q_bf16_dot = &avx512_bf16::round_q;
       }
       return t;
     }

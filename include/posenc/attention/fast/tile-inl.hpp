@@ -6,15 +6,17 @@
 //   mul, add, sub, min, max, reduce_add, reduce_max, reduce4(a, b, c, d, f, out) (out[0..3] = f x the
 //   lane sums of a, b, c, d), load_f(const bfloat16* / const float16*) (L values
 //   widened to float), round_nearest, pow2(n) = 2^n for integral n in [-126, 127], keep_ge(x, lim, y)
-//   = x >= lim ? y : 0 (lane-wise), transpose(vf (&x)[L]) (an L x L block: row i becomes column i).
+//   = x >= lim ? y : 0 (lane-wise), transpose(vf (&x)[L]) (an L x L block: row i becomes column i),
+//   load_eo(const bfloat16*, e, o) (2L values widened by parity: e = elements 0, 2, .., o = 1, 3, ..).
 //
 // Kernels (all float, fp32 accumulation; rows are addressed through pointer arrays so one call
 // covers every query head of a GQA group and the K/V tile is read once for all of them):
 //   qk_packed  s[r][j] = scale * sum_d q_r[d] * kt[d][j]   (kt: the key tile transposed, ldk % 64 == 0)
 //   qk_heads   s[r][j] = scale * sum_d q_r[d] * k_j,h(r)[d] (every kv head, token by token, read in
-//              place: float/bf16/fp16)
+//              place: float/bf16/fp16; bf16 q rows come through split_q, see "pair order" below)
 //   pv_packed  o[r][c] += sum_j p[r][j] * vt[j][c]         (vt: float, row stride and Dv padded to 64)
-//   pv_heads   o[r][c] += sum_j p[r][j] * v_j,h(r)[c]       (every kv head, v_j read in place: float/bf16/fp16)
+//   pv_heads   o[r][c] += sum_j p[r][j] * v_j,h(r)[c]       (every kv head, v_j read in place: float/bf16/fp16;
+//              bf16 o rows in pair order until merge_o)
 //   exp_sum    x[j] = exp(x[j] - m) for j < n, returns the sum (vectorised exp, see exp_v)
 //   pack_kt / pack_v  the prefill packing of a K tile (transposed, L x L blocks) and a V tile (widened)
 //   row_max, scale_row, add_row, add_const
@@ -23,6 +25,14 @@
 // 2^n by exponent arithmetic); inputs below -87.33 give exactly 0 (masked scores are -inf), inputs
 // are clamped at 88. Measured max relative error vs exp in double: 1.2e-7 on [-87, 88]
 // (tests/attention/fast_kernels_test.cpp checks 4e-7 for every ISA).
+//
+// Pair order (bfloat16 K/V on the in-place path): the kernels read each full block of 2L values of a
+// row as one pair (load_pair), which for bfloat16 is load_eo's parity order: block [b, b + 2L) gives
+// lanes b, b + 2, .. then b + 1, b + 3, ... The products are the exact ones of the in-order kernel
+// (bf16 -> fp32 is exact); only the summation order differs. So qk_heads<bfloat16> takes q rows
+// rearranged once per call by split_q, and pv_heads<bfloat16> leaves o's full 2L blocks in that order,
+// put back once per row at the end of the work item by merge_o. Values past the last full block
+// (D % 2L) stay in order. float and float16 read pairs in order (split_q / merge_o are not used).
 //
 // Compiles to nothing unless an ops header defined POSENC_ATTENTION_OPS_REGION (so the header
 // self-containment check can include it alone).
@@ -67,6 +77,32 @@ static inline vf load_any(const T* p) {
     return load(p);
   else
     return load_f(p);
+}
+
+// The 2L values at p as two vectors in pair order (see the banner): bfloat16 by parity, else in order.
+template <class T>
+static inline void load_pair(const T* p, vf& a, vf& b) {
+  if constexpr (std::is_same_v<T, bfloat16>)
+    load_eo(p, a, b);
+  else
+    a = load_any(p), b = load_any(p + L);
+}
+
+// q row (D values) in bfloat16 pair order: each full 2L block as its even then its odd elements.
+static inline void split_q(const float* q, int D, float* out) {
+  int d = 0;
+  for (; d + 2 * L <= D; d += 2 * L)
+    for (int i = 0; i < L; ++i) out[d + i] = q[d + 2 * i], out[d + L + i] = q[d + 2 * i + 1];
+  for (; d < D; ++d) out[d] = q[d];
+}
+
+// The inverse of split_q in place: an o row (Dv values) accumulated in pair order put back in order.
+static inline void merge_o(float* o, int Dv) {
+  for (int d = 0; d + 2 * L <= Dv; d += 2 * L) {
+    float t[2 * L];
+    for (int i = 0; i < 2 * L; ++i) t[i] = o[d + i];
+    for (int i = 0; i < L; ++i) o[d + 2 * i] = t[i], o[d + 2 * i + 1] = t[L + i];
+  }
 }
 
 // The first n (< L) values of p, zero-filled (tails of rows whose length is not a multiple of L).
@@ -251,8 +287,9 @@ static inline void pack_v(const T* v, std::ptrdiff_t vs, int nk, int Dv, float* 
 }
 
 // The in-place QK^T (decode) kernel: one key row against the query rows of its GQA group. Four rows
-// share each load of the key row (widened once for bf16/fp16); two accumulators per row halve the FMA
-// chains, and the four sums come out of one transpose-and-add (reduce4).
+// share each load of the key row (widened once for bf16/fp16, 2L values at a time in pair order, so
+// bf16 q rows are split_q's); two accumulators per row halve the FMA chains, and the four sums come
+// out of one transpose-and-add (reduce4).
 template <class T>
 struct qk_widen {
   const float* const* q;
@@ -264,7 +301,8 @@ struct qk_widen {
     vf a0 = zero(), a1 = zero(), a2 = zero(), a3 = zero(), b0 = zero(), b1 = zero(), b2 = zero(), b3 = zero();
     int d = 0;
     for (; d + 2 * L <= D; d += 2 * L) {
-      const vf x = load_any(k + d), y = load_any(k + d + L);
+      vf x, y;
+      load_pair(k + d, x, y);
       a0 = fmadd(load(q0 + d), x, a0), b0 = fmadd(load(q0 + d + L), y, b0);
       a1 = fmadd(load(q1 + d), x, a1), b1 = fmadd(load(q1 + d + L), y, b1);
       a2 = fmadd(load(q2 + d), x, a2), b2 = fmadd(load(q2 + d + L), y, b2);
@@ -290,8 +328,10 @@ struct qk_widen {
     vf a = zero(), b = zero();
     int d = 0;
     for (; d + 2 * L <= D; d += 2 * L) {
-      a = fmadd(load(qr + d), load_any(k + d), a);
-      b = fmadd(load(qr + d + L), load_any(k + d + L), b);
+      vf x, y;
+      load_pair(k + d, x, y);
+      a = fmadd(load(qr + d), x, a);
+      b = fmadd(load(qr + d + L), y, b);
     }
     if (d + L <= D) a = fmadd(load(qr + d), load_any(k + d), a), d += L;
     if (d < D) b = fmadd(load_tail(qr + d, D - d), load_tail(k + d, D - d), b);
@@ -335,7 +375,8 @@ static inline void qk_heads(const float* const* q, int Rg, int heads, const T* k
   qk_by_token(qk_widen<T>{q, D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes);
 }
 
-// Up to 4 rows x one block of NV vectors of Dv, values read in place.
+// Up to 4 rows x one block of NV vectors of Dv, values read in place (NV even: in pairs, so o's block
+// is in pair order).
 template <class T, int NR, int NV>
 static inline void pv_direct_block(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, float* o,
                                    std::ptrdiff_t os) {
@@ -346,8 +387,13 @@ static inline void pv_direct_block(const float* p, std::ptrdiff_t ps, const T* v
     for (int c = 0; c < NV; ++c) acc[r][c] = load(o + r * os + c * L);
   for (int j = 0; j < n; ++j) {
     vf vv[NV];
+    if constexpr (NV % 2 == 0) {
 #pragma GCC unroll 4
-    for (int c = 0; c < NV; ++c) vv[c] = load_any(v + j * vs + c * L);
+      for (int c = 0; c < NV; c += 2) load_pair(v + j * vs + c * L, vv[c], vv[c + 1]);
+    } else {
+#pragma GCC unroll 4
+      for (int c = 0; c < NV; ++c) vv[c] = load_any(v + j * vs + c * L);
+    }
 #pragma GCC unroll 4
     for (int r = 0; r < NR; ++r) {
       const vf pb = set1(p[r * ps + j]);
@@ -366,6 +412,7 @@ static inline void pv_direct_rows(const float* p, std::ptrdiff_t ps, const T* v,
                                   float* o, std::ptrdiff_t os) {
   int c = 0;
   for (; c + 4 * L <= Dv; c += 4 * L) pv_direct_block<T, NR, 4>(p, ps, v + c, vs, n, o + c, os);
+  if (c + 2 * L <= Dv) pv_direct_block<T, NR, 2>(p, ps, v + c, vs, n, o + c, os), c += 2 * L;
   for (; c + L <= Dv; c += L) pv_direct_block<T, NR, 1>(p, ps, v + c, vs, n, o + c, os);
   if (c < Dv) {  // tail columns: o is padded, values are widened one by one
     for (int j = 0; j < n; ++j)
@@ -424,6 +471,8 @@ static inline tile_kernels make_tile_kernels() {
   t.pv_heads_f32 = &pv_heads<float>;
   t.pv_heads_bf16 = &pv_heads<bfloat16>;
   t.pv_heads_f16 = &pv_heads<float16>;
+  t.split_q_bf16 = &split_q;
+  t.merge_o_bf16 = &merge_o;
   t.row_max = &row_max;
   t.exp_sum = &exp_sum;
   t.scale_row = &scale_row;

@@ -32,10 +32,17 @@ struct tile_kernels {
                         int, float*, std::ptrdiff_t) = nullptr;
   void (*pv_heads_f16)(const float*, std::ptrdiff_t, int, int, const float16*, std::ptrdiff_t, std::ptrdiff_t, int, int,
                        float*, std::ptrdiff_t) = nullptr;
+  // Pair order of the bfloat16 in-place kernels (fast/tile-inl.hpp): (q row, D, out) puts a query row in
+  // the order qk_heads_bf16 reads keys (once per call); (o row, Dv) puts back in order an output row that
+  // pv_heads_bf16 accumulated (once per row, after its last key tile).
+  void (*split_q_bf16)(const float*, int, float*) = nullptr;
+  void (*merge_o_bf16)(float*, int) = nullptr;
   // AVX512_BF16 forms of qk_heads_bf16 / pv_heads_bf16 (fast/ops/avx512_bf16.hpp; D, Dv % 32 == 0): null
   // unless the CPU has the instruction; used only when fast_attention_options::bf16_dot_products asks.
+  // qk_heads_bf16_dot takes q rows prepared by round_q_bf16_dot (q row, D, out): D bfloat16 in D / 2 floats.
   decltype(qk_heads_bf16) qk_heads_bf16_dot = nullptr;
   decltype(pv_heads_bf16) pv_heads_bf16_dot = nullptr;
+  decltype(split_q_bf16) round_q_bf16_dot = nullptr;
   // prefill packing: (k, token stride, keys, D, kt, ldk) and (v, token stride, keys, Dv, vt, ldv), rows contiguous
   void (*pack_kt_f32)(const float*, std::ptrdiff_t, int, int, float*, std::ptrdiff_t) = nullptr;
   void (*pack_kt_bf16)(const bfloat16*, std::ptrdiff_t, int, int, float*, std::ptrdiff_t) = nullptr;

@@ -1,6 +1,7 @@
 // posenc/attention/fast/workspace.hpp — scratch memory of posenc::attention, reusable across calls.
 //
-// Per call: the transformed q / k copies, distance tables, tile summaries and decode partials.
+// Per call: the transformed q / k copies, q rows prepared for the bfloat16 key kernel, distance
+// tables, tile summaries and decode partials.
 // Per work item: one scratch slot (O(tile x head_dim) floats) taken from a free list and given
 // back, so as many slots exist as work items ever ran at once (the thread count), and a call that
 // is not larger than an earlier one allocates nothing. Not for concurrent calls.
@@ -48,6 +49,7 @@ class attention_workspace {
 
   // ---- used by the attention driver ----
   std::vector<float> q, k, bias, shaw_key, shaw_value, partial;
+  std::vector<float> qk_q;  // q rows prepared for the in-place bfloat16 key kernel
   std::vector<double> query_bias;
   std::vector<detail::tile_summary> tiles;
 

@@ -58,6 +58,12 @@ static inline void transpose(vf (&x)[L]) {
   }
   for (int m = 0; m < 4; ++m) x[m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x20), x[4 + m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x31);
 }
+// 2L bfloat16 (one 256-bit load) widened by parity: e = elements 0, 2, .., 14 and o = 1, 3, .., 15 (the
+// top half of each 32-bit lane is the odd element's float, the bottom half shifted up the even one's).
+static inline void load_eo(const bfloat16* p, vf& e, vf& o) {
+  const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  e = _mm256_castsi256_ps(_mm256_slli_epi32(x, 16)), o = _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+}
 static inline vf round_nearest(vf x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline vf pow2(vf n) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23)); }
 static inline vf keep_ge(vf x, vf lim, vf y) { return _mm256_and_ps(_mm256_cmp_ps(x, lim, _CMP_GE_OQ), y); }

@@ -75,6 +75,14 @@ static inline void transpose(vf (&x)[L]) {
     x[4 + m] = _mm512_shuffle_f32x4(w, w2, 0x88), x[12 + m] = _mm512_shuffle_f32x4(w, w2, 0xDD);
   }
 }
+// 2L bfloat16 (one 512-bit load) widened by parity: e = elements 0, 2, .., 30 and o = 1, 3, .., 31. A
+// bfloat16 is the top half of its float, so the even ones are a shift up of each 32-bit lane and the odd
+// ones a mask in place: two in-lane operations per 32 values, where load_f takes a cross-lane widening
+// and a shift per 16 (the one pair of bfloat16 decode steps that needs the shuffle port).
+static inline void load_eo(const bfloat16* p, vf& e, vf& o) {
+  const __m512i x = _mm512_loadu_si512(p);
+  e = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16)), o = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+}
 static inline vf round_nearest(vf x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline vf pow2(vf n) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23)); }
 static inline vf keep_ge(vf x, vf lim, vf y) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lim, _CMP_GE_OQ), y); }

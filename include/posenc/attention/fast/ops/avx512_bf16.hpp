@@ -22,7 +22,6 @@
 #include <cstdint>
 #include <cstring>
 #include <immintrin.h>
-#include <vector>
 
 // The AVX-512 target region (it includes AVX512_BF16; closed by end_target.inl).
 #include <posenc/kernels/ops/begin_avx512.inl>
@@ -42,15 +41,15 @@ static inline __m512bh round_bh(const float* p) {
   return _mm512_cvtne2ps_pbh(_mm512_loadu_ps(p + 16), _mm512_loadu_ps(p));
 }
 
-// One key row against four (or one) query rows already rounded to bfloat16 (qb: row r at qb + r D),
-// the kernel object of tile-inl.hpp's token-order traversal qk_by_token.
+// One key row against four (or one) query rows already rounded to bfloat16 (round_q: row r at q[r], D
+// bfloat16 in D / 2 floats), the kernel object of tile-inl.hpp's token-order traversal qk_by_token.
 struct qk_dot {
-  const std::uint16_t* qb;
+  const float* const* q;
   int D;
   float scale;
 
   [[nodiscard]] POSENC_FORCE_INLINE __m512bh qrow(int r, int d) const {
-    return (__m512bh)_mm512_loadu_si512(qb + r * D + d);
+    return (__m512bh)_mm512_loadu_si512(q[r] + d / 2);
   }
 
   POSENC_FORCE_INLINE void rows4(int r, const bfloat16* k, float* out) const {
@@ -82,19 +81,17 @@ struct qk_dot {
   }
 };
 
-// qk_heads of tile-inl.hpp on vdpbf16ps (same arguments, same traversal; D % 32 == 0): the query rows
-// are rounded to bfloat16 once per key tile into a per-thread buffer (grown once, then reused).
+// A query row rounded to bfloat16 for qk_dot (D % 32 == 0; out holds D / 2 floats' worth), once per call
+// by the driver into its per-call scratch.
+static inline void round_q(const float* q, int D, float* out) {
+  for (int d = 0; d < D; d += 32) _mm512_storeu_si512(out + d / 2, (__m512i)round_bh(q + d));
+}
+
+// qk_heads of tile-inl.hpp on vdpbf16ps (same arguments, same traversal; D % 32 == 0), q rows from round_q.
 static inline void qk_heads(const float* const* q, int Rg, int heads, const bfloat16* k, std::ptrdiff_t ks,
                             std::ptrdiff_t hs, int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
                             std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes) {
-  thread_local std::vector<std::uint16_t> qb;
-  const auto rows = static_cast<std::size_t>(Rg) * static_cast<std::size_t>(heads);
-  if (qb.size() < rows * static_cast<std::size_t>(D)) qb.resize(rows * static_cast<std::size_t>(D));
-  for (std::size_t r = 0; r < rows; ++r)
-    for (int d = 0; d < D; d += 32)
-      _mm512_storeu_si512(qb.data() + r * static_cast<std::size_t>(D) + static_cast<std::size_t>(d),
-                          (__m512i)round_bh(q[r] + d));
-  avx512::qk_by_token(qk_dot{qb.data(), D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes);
+  avx512::qk_by_token(qk_dot{q, D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes);
 }
 
 // NR rows x 64 (G = 2) or 32 (G = 1) columns over keys [0, m): key pairs (j, j + 1) interleaved

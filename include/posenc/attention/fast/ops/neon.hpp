@@ -39,6 +39,12 @@ static inline void transpose(vf (&x)[L]) {
   x[0] = vcombine_f32(vget_low_f32(p.val[0]), vget_low_f32(q.val[0])), x[2] = vcombine_f32(vget_high_f32(p.val[0]), vget_high_f32(q.val[0]));
   x[1] = vcombine_f32(vget_low_f32(p.val[1]), vget_low_f32(q.val[1])), x[3] = vcombine_f32(vget_high_f32(p.val[1]), vget_high_f32(q.val[1]));
 }
+// 2L bfloat16 (one 128-bit load) widened by parity: e = elements 0, 2, 4, 6 and o = 1, 3, 5, 7 (the top
+// half of each 32-bit lane is the odd element's float, the bottom half shifted up the even one's).
+static inline void load_eo(const bfloat16* p, vf& e, vf& o) {
+  const uint32x4_t x = vreinterpretq_u32_u16(vld1q_u16(reinterpret_cast<const std::uint16_t*>(p)));
+  e = vreinterpretq_f32_u32(vshlq_n_u32(x, 16)), o = vreinterpretq_f32_u32(vandq_u32(x, vdupq_n_u32(0xFFFF0000u)));
+}
 static inline vf round_nearest(vf x) { return vrndnq_f32(x); }
 static inline vf pow2(vf n) { return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23)); }
 static inline vf keep_ge(vf x, vf lim, vf y) { return vreinterpretq_f32_u32(vandq_u32(vcgeq_f32(x, lim), vreinterpretq_u32_f32(y))); }

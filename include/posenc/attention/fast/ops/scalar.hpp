@@ -38,6 +38,7 @@ static inline vf load_f(const bfloat16* p) { return static_cast<float>(*p); }
 static inline vf load_f(const float16* p) { return static_cast<float>(*p); }
 static inline void reduce4(vf a, vf b, vf c, vf d, float f, float* out) { out[0] = a * f; out[1] = b * f; out[2] = c * f; out[3] = d * f; }
 static inline void transpose(vf (&)[L]) {}
+static inline void load_eo(const bfloat16* p, vf& e, vf& o) { e = static_cast<float>(p[0]); o = static_cast<float>(p[1]); }
 static inline vf round_nearest(vf x) { return static_cast<float>(static_cast<std::int32_t>(x + (x < 0 ? -0.5f : 0.5f))); }
 static inline vf pow2(vf n) { return std::bit_cast<float>(static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23); }
 static inline vf keep_ge(vf x, vf lim, vf y) { return x >= lim ? y : 0.0f; }
