@@ -323,6 +323,50 @@ struct qk_widen {
     reduce4(add(a0, b0), add(a1, b1), add(a2, b2), add(a3, b3), scale, out);
   }
 
+  // Four keys (k + t ks, t < 4: one head's rows of four tokens) against the same four query rows: each q
+  // vector is loaded once for the four keys, a quarter of rows4's q loads; out[4 t + i] = key t, row r + i.
+  POSENC_FORCE_INLINE void rows4x4(int r, const T* k, std::ptrdiff_t ks, float* out) const {
+    const float* qr[4] = {q[r], q[r + 1], q[r + 2], q[r + 3]};
+    vf acc[4][4];
+#pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) acc[t][i] = zero();
+    int d = 0;
+    for (; d + 2 * L <= D; d += 2 * L) {
+      vf qa[4], qb[4];
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) qa[i] = load(qr[i] + d), qb[i] = load(qr[i] + d + L);
+#pragma GCC unroll 4
+      for (int t = 0; t < 4; ++t) {
+        vf x, y;
+        load_pair(k + t * ks + d, x, y);
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) acc[t][i] = fmadd(qb[i], y, fmadd(qa[i], x, acc[t][i]));
+      }
+    }
+    if (d + L <= D) {
+#pragma GCC unroll 4
+      for (int t = 0; t < 4; ++t) {
+        const vf x = load_any(k + t * ks + d);
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) acc[t][i] = fmadd(load(qr[i] + d), x, acc[t][i]);
+      }
+      d += L;
+    }
+    if (d < D) {
+      const int n = D - d;
+#pragma GCC unroll 4
+      for (int t = 0; t < 4; ++t) {
+        const vf x = load_tail(k + t * ks + d, n);
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) acc[t][i] = fmadd(load_tail(qr[i] + d, n), x, acc[t][i]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t) reduce4(acc[t][0], acc[t][1], acc[t][2], acc[t][3], scale, out + 4 * t);
+  }
+
   [[nodiscard]] POSENC_FORCE_INLINE float row1(int r, const T* k) const {
     const float* qr = q[r];
     vf a = zero(), b = zero();
@@ -339,20 +383,50 @@ struct qk_widen {
   }
 };
 
-// Every kv head of a decode item, token by token in address order: token j's rows of every head are
-// one contiguous run (4 KiB for 8 heads x 128 fp32), so the keys are one sequential stream that the
-// hardware prefetcher follows (no software prefetch: measured no faster). Row r of head gi is q row
-// gi Rg + r; its score for key j goes to s[(gi Rg + r) ss + j]. The V row of (token j, head gi) is
-// asked for into the cache beside the QK^T of that row, so the V stream is sequential too and its
-// prefetches are spread evenly between the products (all of a token's at once, or 8 tokens ahead in
-// blocks of 4 as before, stall once the miss buffers are full: measured 1.2-1.3x slower at DRAM
-// size); the PV pass after this tile reads them head by head, 4 KiB apart, from L2.
+// Every kv head of a decode item in address order. Kernels with rows4x4 (the default ones) take four
+// tokens at a time, head by head (each q vector loaded once for four keys: in cache 1.3x faster than
+// token by token); those four tokens' rows are read out of order, which the hardware prefetcher does
+// not follow (1.1x slower than token by token from DRAM), so the K rows k_ahead tokens ahead are asked
+// for into L2, spread evenly over the heads (4 to 16 tokens measured alike, prefetcht0 1.7x slower).
+// Kernels without it (the vdpbf16ps one) go token by token: token j's rows of every head are one
+// contiguous run, which the hardware prefetcher follows. Row r of head gi is q row gi Rg + r; its score
+// for key j goes to s[(gi Rg + r) ss + j]. The V row of (token j, head gi) is asked for into L2 beside
+// the QK^T of that row, so the V stream is sequential too and its prefetches are spread evenly between
+// the products (all of a token's at once, or 8 tokens ahead in blocks of 4, stall once the miss buffers
+// are full: measured 1.2-1.3x slower at DRAM size); the PV pass after this tile reads them head by head
+// from L2.
+static constexpr int k_ahead = 16;
 template <class T, class Kern>
 static inline void qk_by_token(const Kern& kern, int Rg, int heads, const T* k, std::ptrdiff_t ks, std::ptrdiff_t hs,
                                int n, float* s, std::ptrdiff_t ss, const void* pv, std::ptrdiff_t pv_ts,
                                std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes) {
   const auto va = reinterpret_cast<std::uintptr_t>(pv);
-  for (int j = 0; j < n; ++j) {
+  int j0 = 0;
+  if constexpr (requires(float* o) { kern.rows4x4(0, k, ks, o); }) {
+    for (; j0 + 4 <= n; j0 += 4) {  // four tokens at a time: one head's four key rows per query block
+      const T* kj = k + j0 * ks;
+      const auto ka = reinterpret_cast<std::uintptr_t>(k) +
+                      static_cast<std::uintptr_t>((j0 + k_ahead) * ks * static_cast<std::ptrdiff_t>(sizeof(T)));
+      const std::ptrdiff_t kpart = 4 * ks * static_cast<std::ptrdiff_t>(sizeof(T)) / heads;
+      for (int gi = 0; gi < heads; ++gi) {
+        prefetch_l2(ka + static_cast<std::uintptr_t>(gi * kpart), kpart);
+        if (pv != nullptr)
+          for (int t = 0; t < 4; ++t)
+            prefetch_l2(va + static_cast<std::uintptr_t>((j0 + t) * pv_ts + gi * pv_hs), pv_bytes);
+        const int r0 = gi * Rg;
+        int r = 0;
+        for (; r + 4 <= Rg; r += 4) {
+          alignas(16) float t[16];
+          kern.rows4x4(r0 + r, kj + gi * hs, ks, t);
+          for (int x = 0; x < 4; ++x)
+            for (int i = 0; i < 4; ++i) s[(r0 + r + i) * ss + j0 + x] = t[4 * x + i];
+        }
+        for (; r < Rg; ++r)
+          for (int x = 0; x < 4; ++x) s[(r0 + r) * ss + j0 + x] = kern.row1(r0 + r, kj + x * ks + gi * hs);
+      }
+    }
+  }
+  for (int j = j0; j < n; ++j) {
     const T* kj = k + j * ks;
     for (int gi = 0; gi < heads; ++gi) {
       if (pv != nullptr) prefetch_l2(va + static_cast<std::uintptr_t>(j * pv_ts + gi * pv_hs), pv_bytes);
