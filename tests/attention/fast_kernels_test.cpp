@@ -117,7 +117,7 @@ void in_place_kernels(isa which, int D, int Dv, int n) {
       const std::vector<float> row(o.begin() + r * Dv, o.begin() + (r + 1) * Dv);
       kern.split_q_bf16(row.data(), Dv, o.data() + r * Dv);
     }
-  kern.template pv_heads<T>()(p.data(), n, Rg, heads, v.data(), heads * Dv, Dv, n, Dv, o.data(), Dv);
+  kern.template pv_heads<T>()(p.data(), n, Rg, heads, v.data(), heads * Dv, Dv, n, Dv, o.data(), Dv, nullptr, 0);
   if constexpr (std::is_same_v<T, posenc::bfloat16>)
     for (int r = 0; r < R; ++r) kern.merge_o_bf16(o.data() + r * Dv, Dv);
   for (int r = 0; r < R; ++r)

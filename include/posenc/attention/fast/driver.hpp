@@ -325,7 +325,10 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
       if constexpr (std::is_same_v<TV, bfloat16>)
         if (c.dot_pv) pv = c.kern.pv_heads_bf16_dot;
       pv(s, TKc, static_cast<int>(Rg), static_cast<int>(c.gpi), c.v.row(b, j0, g), c.v.stride(axis::token),
-         c.v.stride(axis::head), nk, static_cast<int>(c.Dv), o, dvp);
+         c.v.stride(axis::head), nk, static_cast<int>(c.Dv), o, dvp,
+         j0 + TKc < c.Sk ? c.k.row(b, j0 + TKc, g) : nullptr,
+         static_cast<std::ptrdiff_t>(std::min<std::ptrdiff_t>(TKc, c.Sk - j0 - TKc) * c.k.stride(axis::token) *
+                                     static_cast<std::ptrdiff_t>(sizeof(TK))));
     }
   }
 

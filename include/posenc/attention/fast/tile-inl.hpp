@@ -324,8 +324,9 @@ struct qk_widen {
   }
 
   // Four keys (k + t ks, t < 4: one head's rows of four tokens) against the same four query rows: each q
-  // vector is loaded once for the four keys, a quarter of rows4's q loads; out[4 t + i] = key t, row r + i.
-  POSENC_FORCE_INLINE void rows4x4(int r, const T* k, std::ptrdiff_t ks, float* out) const {
+  // vector is loaded once for the four keys, a quarter of rows4's q loads. Row r + i's four scores go to
+  // out + i os, out[i os + t] for key t (one reduce4 per row: four contiguous floats, no scalar stores).
+  POSENC_FORCE_INLINE void rows4x4(int r, const T* k, std::ptrdiff_t ks, float* out, std::ptrdiff_t os) const {
     const float* qr[4] = {q[r], q[r + 1], q[r + 2], q[r + 3]};
     vf acc[4][4];
 #pragma GCC unroll 4
@@ -364,7 +365,7 @@ struct qk_widen {
       }
     }
 #pragma GCC unroll 4
-    for (int t = 0; t < 4; ++t) reduce4(acc[t][0], acc[t][1], acc[t][2], acc[t][3], scale, out + 4 * t);
+    for (int i = 0; i < 4; ++i) reduce4(acc[0][i], acc[1][i], acc[2][i], acc[3][i], scale, out + i * os);
   }
 
   [[nodiscard]] POSENC_FORCE_INLINE float row1(int r, const T* k) const {
@@ -402,7 +403,7 @@ static inline void qk_by_token(const Kern& kern, int Rg, int heads, const T* k, 
                                std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes) {
   const auto va = reinterpret_cast<std::uintptr_t>(pv);
   int j0 = 0;
-  if constexpr (requires(float* o) { kern.rows4x4(0, k, ks, o); }) {
+  if constexpr (requires(float* o) { kern.rows4x4(0, k, ks, o, ss); }) {
     for (; j0 + 4 <= n; j0 += 4) {  // four tokens at a time: one head's four key rows per query block
       const T* kj = k + j0 * ks;
       const auto ka = reinterpret_cast<std::uintptr_t>(k) +
@@ -415,12 +416,7 @@ static inline void qk_by_token(const Kern& kern, int Rg, int heads, const T* k, 
             prefetch_l2(va + static_cast<std::uintptr_t>((j0 + t) * pv_ts + gi * pv_hs), pv_bytes);
         const int r0 = gi * Rg;
         int r = 0;
-        for (; r + 4 <= Rg; r += 4) {
-          alignas(16) float t[16];
-          kern.rows4x4(r0 + r, kj + gi * hs, ks, t);
-          for (int x = 0; x < 4; ++x)
-            for (int i = 0; i < 4; ++i) s[(r0 + r + i) * ss + j0 + x] = t[4 * x + i];
-        }
+        for (; r + 4 <= Rg; r += 4) kern.rows4x4(r0 + r, kj + gi * hs, ks, s + (r0 + r) * ss + j0, ss);
         for (; r < Rg; ++r)
           for (int x = 0; x < 4; ++x) s[(r0 + r) * ss + j0 + x] = kern.row1(r0 + r, kj + x * ks + gi * hs);
       }
@@ -453,13 +449,14 @@ static inline void qk_heads(const float* const* q, int Rg, int heads, const T* k
 // is in pair order).
 template <class T, int NR, int NV>
 static inline void pv_direct_block(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, float* o,
-                                   std::ptrdiff_t os) {
+                                   std::ptrdiff_t os, std::uintptr_t pf = 0, std::ptrdiff_t pf_step = 0) {
   vf acc[NR][NV];
 #pragma GCC unroll 4
   for (int r = 0; r < NR; ++r)
 #pragma GCC unroll 4
     for (int c = 0; c < NV; ++c) acc[r][c] = load(o + r * os + c * L);
   for (int j = 0; j < n; ++j) {
+    if (pf != 0) prefetch_l2(pf + static_cast<std::uintptr_t>(j * pf_step), pf_step);
     vf vv[NV];
     if constexpr (NV % 2 == 0) {
 #pragma GCC unroll 4
@@ -483,9 +480,9 @@ static inline void pv_direct_block(const float* p, std::ptrdiff_t ps, const T* v
 
 template <class T, int NR>
 static inline void pv_direct_rows(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, int Dv,
-                                  float* o, std::ptrdiff_t os) {
+                                  float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
   int c = 0;
-  for (; c + 4 * L <= Dv; c += 4 * L) pv_direct_block<T, NR, 4>(p, ps, v + c, vs, n, o + c, os);
+  for (; c + 4 * L <= Dv; c += 4 * L, pf = 0) pv_direct_block<T, NR, 4>(p, ps, v + c, vs, n, o + c, os, pf, pf_step);
   if (c + 2 * L <= Dv) pv_direct_block<T, NR, 2>(p, ps, v + c, vs, n, o + c, os), c += 2 * L;
   for (; c + L <= Dv; c += L) pv_direct_block<T, NR, 1>(p, ps, v + c, vs, n, o + c, os);
   if (c < Dv) {  // tail columns: o is padded, values are widened one by one
@@ -499,17 +496,24 @@ static inline void pv_direct_rows(const float* p, std::ptrdiff_t ps, const T* v,
 
 // PV of every kv head of a decode tile, head by head (rows [gi Rg, (gi + 1) Rg) read head gi's values
 // at v + gi vhs), in blocks of 4 rows: Rows::run<NR>(p, ps, v, vs, n, Dv, o, os) is the row kernel
-// (pv_direct_rows here, the vdpbf16ps one in ops/avx512_bf16.hpp).
+// (pv_direct_rows here, the vdpbf16ps one in ops/avx512_bf16.hpp). The next key tile's K rows (pf_bytes
+// at pf, or none) are asked for into L2 during this pass, a share per head spread over the keys of the
+// head's first row block: the QK^T pass asks for this tile's V rows, so the memory requests stay spread
+// over both passes (without it the PV pass issued none, and one core overlapped memory and compute badly).
 template <class T, class Rows>
 static inline void pv_by_head(Rows rows, const float* p, std::ptrdiff_t ps, int Rg, int heads, const T* v,
-                              std::ptrdiff_t vs, std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os) {
+                              std::ptrdiff_t vs, std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os,
+                              const void* pf, std::ptrdiff_t pf_bytes) {
+  const std::ptrdiff_t share = pf_bytes / heads, step = n > 0 ? (share / n + 63) / 64 * 64 : 0;
   for (int gi = 0; gi < heads; ++gi) {
     const float* pg = p + gi * Rg * ps;
     float* og = o + gi * Rg * os;
     const T* vg = v + gi * vhs;
     int r = 0;
-    for (; r + 4 <= Rg; r += 4) rows.template run<4>(pg + r * ps, ps, vg, vs, n, Dv, og + r * os, os);
-    for (; r < Rg; ++r) rows.template run<1>(pg + r * ps, ps, vg, vs, n, Dv, og + r * os, os);
+    auto a =
+        pf != nullptr && step > 0 ? reinterpret_cast<std::uintptr_t>(pf) + static_cast<std::uintptr_t>(gi * share) : 0;
+    for (; r + 4 <= Rg; r += 4, a = 0) rows.template run<4>(pg + r * ps, ps, vg, vs, n, Dv, og + r * os, os, a, step);
+    for (; r < Rg; ++r, a = 0) rows.template run<1>(pg + r * ps, ps, vg, vs, n, Dv, og + r * os, os, a, step);
   }
 }
 
@@ -517,15 +521,16 @@ template <class T>
 struct pv_widen_rows {
   template <int NR>
   POSENC_FORCE_INLINE void run(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, int Dv,
-                               float* o, std::ptrdiff_t os) const {
-    pv_direct_rows<T, NR>(p, ps, v, vs, n, Dv, o, os);
+                               float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) const {
+    pv_direct_rows<T, NR>(p, ps, v, vs, n, Dv, o, os, pf, pf_step);
   }
 };
 
 template <class T>
 static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads, const T* v, std::ptrdiff_t vs,
-                            std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os) {
-  pv_by_head(pv_widen_rows<T>{}, p, ps, Rg, heads, v, vs, vhs, n, Dv, o, os);
+                            std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os, const void* pf,
+                            std::ptrdiff_t pf_bytes) {
+  pv_by_head(pv_widen_rows<T>{}, p, ps, Rg, heads, v, vs, vhs, n, Dv, o, os, pf, pf_bytes);
 }
 
 /// This ISA's kernels as a table of function pointers (one indirect call per tile, never per score).

@@ -25,13 +25,14 @@ struct tile_kernels {
                        float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
   // (p, p stride, rows, v, token stride, keys, Dv, o, o stride)
   // (p, p stride, rows per head, heads, v, token stride, head stride, keys, Dv, o, o stride:
-  // head gi's rows are p + gi Rg ps and o + gi Rg os, its values v + gi head stride
+  // head gi's rows are p + gi Rg ps and o + gi Rg os, its values v + gi head stride; bytes to ask for into L2
+  // during the pass, the next key tile's K rows: base or null, size)
   void (*pv_heads_f32)(const float*, std::ptrdiff_t, int, int, const float*, std::ptrdiff_t, std::ptrdiff_t, int, int,
-                       float*, std::ptrdiff_t) = nullptr;
+                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t) = nullptr;
   void (*pv_heads_bf16)(const float*, std::ptrdiff_t, int, int, const bfloat16*, std::ptrdiff_t, std::ptrdiff_t, int,
-                        int, float*, std::ptrdiff_t) = nullptr;
+                        int, float*, std::ptrdiff_t, const void*, std::ptrdiff_t) = nullptr;
   void (*pv_heads_f16)(const float*, std::ptrdiff_t, int, int, const float16*, std::ptrdiff_t, std::ptrdiff_t, int, int,
-                       float*, std::ptrdiff_t) = nullptr;
+                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t) = nullptr;
   // Pair order of the bfloat16 in-place kernels (fast/tile-inl.hpp): (q row, D, out) puts a query row in
   // the order qk_heads_bf16 reads keys (once per call); (o row, Dv) puts back in order an output row that
   // pv_heads_bf16 accumulated (once per row, after its last key tile).

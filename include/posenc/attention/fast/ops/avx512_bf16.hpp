@@ -74,6 +74,38 @@ struct qk_dot {
             scale, out);
   }
 
+  // Four keys (k + t ks) against the same four query rows, as tile-inl.hpp's qk_widen::rows4x4: each q
+  // vector loaded once for four keys; row r + i's four scores to out + i os.
+  POSENC_FORCE_INLINE void rows4x4(int r, const bfloat16* k, std::ptrdiff_t ks, float* out, std::ptrdiff_t os) const {
+    __m512 acc[4][4];
+#pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) acc[t][i] = _mm512_setzero_ps();
+    int d = 0;
+    for (; d + 64 <= D; d += 64) {
+      __m512bh qa[4], qb[4];
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) qa[i] = qrow(r + i, d), qb[i] = qrow(r + i, d + 32);
+#pragma GCC unroll 4
+      for (int t = 0; t < 4; ++t) {
+        const __m512bh x = load_bh(k + t * ks + d), y = load_bh(k + t * ks + d + 32);
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) acc[t][i] = _mm512_dpbf16_ps(_mm512_dpbf16_ps(acc[t][i], qa[i], x), qb[i], y);
+      }
+    }
+    if (d < D) {
+#pragma GCC unroll 4
+      for (int t = 0; t < 4; ++t) {
+        const __m512bh x = load_bh(k + t * ks + d);
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) acc[t][i] = _mm512_dpbf16_ps(acc[t][i], qrow(r + i, d), x);
+      }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) reduce4(acc[0][i], acc[1][i], acc[2][i], acc[3][i], scale, out + i * os);
+  }
+
   [[nodiscard]] POSENC_FORCE_INLINE float row1(int r, const bfloat16* k) const {
     __m512 a = _mm512_setzero_ps();
     for (int d = 0; d < D; d += 32) a = _mm512_dpbf16_ps(a, qrow(r, d), load_bh(k + d));
@@ -99,13 +131,14 @@ static inline void qk_heads(const float* const* q, int Rg, int heads, const bflo
 // accumulators hold the columns in unpack order and are put back in order when added to o.
 template <int NR, int G>
 static inline void pv_block(const std::uint32_t* pp, int pps, const bfloat16* v, std::ptrdiff_t vs, int m, float* o,
-                            std::ptrdiff_t os) {
+                            std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
   __m512 acc[NR][2 * G];
 #pragma GCC unroll 4
   for (int r = 0; r < NR; ++r)
 #pragma GCC unroll 4
     for (int x = 0; x < 2 * G; ++x) acc[r][x] = _mm512_setzero_ps();
   for (int j = 0; j < m; j += 2) {
+    if (pf != 0) avx512::prefetch_l2(pf + static_cast<std::uintptr_t>(j * pf_step), 2 * pf_step);
     __m512bh lo[G], hi[G];
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {
@@ -140,7 +173,7 @@ static inline void pv_block(const std::uint32_t* pp, int pps, const bfloat16* v,
 
 template <int NR>
 static inline void pv_rows(const float* p, std::ptrdiff_t ps, const bfloat16* v, std::ptrdiff_t vs, int n, int Dv,
-                           float* o, std::ptrdiff_t os) {
+                           float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
   constexpr int chunk = 128;  // keys whose p are rounded at a time (pairs of bf16 in one 32-bit word)
   alignas(64) std::uint32_t pp[NR][chunk / 2];
   for (int j0 = 0; j0 < n; j0 += chunk) {
@@ -156,23 +189,26 @@ static inline void pv_rows(const float* p, std::ptrdiff_t ps, const bfloat16* v,
       }
     const bfloat16* vj = v + j0 * vs;
     int c = 0;
-    for (; c + 64 <= Dv; c += 64) pv_block<NR, 2>(&pp[0][0], chunk / 2, vj + c, vs, m, o + c, os);
-    for (; c < Dv; c += 32) pv_block<NR, 1>(&pp[0][0], chunk / 2, vj + c, vs, m, o + c, os);
+    const std::uintptr_t a = pf != 0 ? pf + static_cast<std::uintptr_t>(j0 * pf_step) : 0;
+    for (; c + 64 <= Dv; c += 64)
+      pv_block<NR, 2>(&pp[0][0], chunk / 2, vj + c, vs, m, o + c, os, c == 0 ? a : 0, pf_step);
+    for (; c < Dv; c += 32) pv_block<NR, 1>(&pp[0][0], chunk / 2, vj + c, vs, m, o + c, os, c == 0 ? a : 0, pf_step);
   }
 }
 
 struct pv_dot_rows {
   template <int NR>
   POSENC_FORCE_INLINE void run(const float* p, std::ptrdiff_t ps, const bfloat16* v, std::ptrdiff_t vs, int n, int Dv,
-                               float* o, std::ptrdiff_t os) const {
-    pv_rows<NR>(p, ps, v, vs, n, Dv, o, os);
+                               float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) const {
+    pv_rows<NR>(p, ps, v, vs, n, Dv, o, os, pf, pf_step);
   }
 };
 
 // pv_heads of tile-inl.hpp on vdpbf16ps (Dv % 32 == 0; same arguments, same traversal).
 static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads, const bfloat16* v, std::ptrdiff_t vs,
-                            std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os) {
-  avx512::pv_by_head(pv_dot_rows{}, p, ps, Rg, heads, v, vs, vhs, n, Dv, o, os);
+                            std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os, const void* pf,
+                            std::ptrdiff_t pf_bytes) {
+  avx512::pv_by_head(pv_dot_rows{}, p, ps, Rg, heads, v, vs, vhs, n, Dv, o, os, pf, pf_bytes);
 }
 
 }  // namespace avx512_bf16
