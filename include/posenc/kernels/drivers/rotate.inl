@@ -296,8 +296,8 @@ POSENC_OPS_INLINE void rotate_heads(int P, const T* s, T* d, std::ptrdiff_t ss, 
 /// Rows [row_begin, row_end) with every per-call decision (layout, direction, streaming, pass-through
 /// copy) taken once: per token only pointer arithmetic and rotate_heads remain.
 template <pairing Layout, bool Inverse, bool Stream, bool Fused, storage_type T, class C>
-inline void rotate_range(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
-                         std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
+inline void rotate_range(const rope_geometry& g, const head_rows<const T>& src, const head_rows<T>& dst,
+                         const angle_rows<C>& angles, std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
   const int P = g.pairs(), o = g.offset, end = o + g.rotary_dim;
   const bool copy = src.data != dst.data && (o > 0 || end < g.head_dim);
   // Block order where it pays: cache-resident ranges, and 16-bit storage (bound by arithmetic).
@@ -331,8 +331,9 @@ template <class T>
 }
 
 template <pairing Layout, bool Stream, bool Fused, storage_type T, class C>
-inline void rotate_range_dir(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
-                             rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
+inline void rotate_range_dir(const rope_geometry& g, const head_rows<const T>& src, const head_rows<T>& dst,
+                             const angle_rows<C>& angles, rotation dir, std::ptrdiff_t row_begin,
+                             std::ptrdiff_t row_end) noexcept {
   if (dir == rotation::inverse)
     rotate_range<Layout, true, Stream, Fused>(g, src, dst, angles, row_begin, row_end);
   else
@@ -340,8 +341,9 @@ inline void rotate_range_dir(const rope_geometry& g, head_rows<const T> src, hea
 }
 
 template <pairing Layout, bool Stream, storage_type T, class C>
-inline void rotate_range_mode(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
-                              rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
+inline void rotate_range_mode(const rope_geometry& g, const head_rows<const T>& src, const head_rows<T>& dst,
+                              const angle_rows<C>& angles, rotation dir, std::ptrdiff_t row_begin,
+                              std::ptrdiff_t row_end) noexcept {
   if (active_arithmetic() == arithmetic::fused)
     rotate_range_dir<Layout, Stream, true>(g, src, dst, angles, dir, row_begin, row_end);
   else
@@ -350,8 +352,9 @@ inline void rotate_range_mode(const rope_geometry& g, head_rows<const T> src, he
 
 /// See scalar::rotate_rows. `stream`: non-temporal stores when every output row is aligned for them.
 template <storage_type T, class C>
-inline void rotate_rows(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
-                        rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end, bool stream = false) noexcept {
+inline void rotate_rows(const rope_geometry& g, const head_rows<const T>& src, const head_rows<T>& dst,
+                        const angle_rows<C>& angles, rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end,
+                        bool stream = false) noexcept {
   if (src.heads <= 0 || row_begin >= row_end) return;
   stream = stream && stream_aligned(g, dst);
   if (g.layout == pairing::half_split) {
