@@ -105,7 +105,8 @@ class rope {
   /// frequencies and angle mode as the table). inverse negates sin (exact inverse only when M = 1).
   /// `source` picks table rows or on-the-fly rows (automatic: the measured rule of
   /// choose_angle_source); every source gives the same bits. Table rows are read in place (no copy) when the table
-  /// covers every position and the dim axis is contiguous.
+  /// covers every position and the dim axis is contiguous (consecutive positions per batch, as decode and prefill
+  /// have: one kernel call per batch, rows at a stride).
   template <storage_type T>
   void rotate(tensor_view<T> x, std::span<const std::int64_t> positions, const cos_sin_table<compute_t<T>>& table,
               kernels::rotation dir = kernels::rotation::forward,
