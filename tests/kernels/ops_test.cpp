@@ -1,6 +1,7 @@
 // tests/kernels/ops_test.cpp — the per-ISA operations layer (kernels/ops/*.hpp) on its own, as a
 // driver other than the rotation sees it (the attention tiles): arithmetic against scalar
-// arithmetic, horizontal sum/max, widening 16-bit loads, and tails that never touch memory past n.
+// arithmetic, horizontal sum/max, widening 16-bit loads, tails that never touch memory past n, and
+// the aligned-vector operations of the ISAs that have them.
 // One checker, written once, is instantiated per ISA inside its target region as the drivers are.
 #include <cmath>
 #include <cstdint>
@@ -20,12 +21,41 @@ using posenc::float16;
 
 // What a checker reports: the number of mismatches (0 = pass).
 struct ops_report {
-  int arithmetic = 0, reductions = 0, widening = 0, tails = 0;
+  int arithmetic = 0, reductions = 0, widening = 0, tails = 0, realigned = 0;
 };
 }  // namespace
 
 // The checker body, included inside each ISA namespace + target region below.
 #define POSENC_OPS_TEST_BODY                                                                                           \
+  /* The aligned-vector operations (has_realign ISAs): realign, lane-range loads and stores, blend_from, */            \
+  /* for every k, against their lane definitions; lanes a store leaves out keep their bytes. */                        \
+  template <class T>                                                                                                   \
+  int check_realign(T) {                                                                                               \
+    int bad = 0;                                                                                                       \
+    if constexpr (has_realign) {                                                                                       \
+      constexpr int N = lanes<T>;                                                                                      \
+      alignas(64) T lo[N], hi[N], out[N];                                                                              \
+      for (int i = 0; i < N; ++i) lo[i] = T(i + 1), hi[i] = T(-i - 1);                                                 \
+      const auto vl = load_aligned(static_cast<const T*>(lo)), vh = load_aligned(static_cast<const T*>(hi));           \
+      for (int k = 0; k < N; ++k) {                                                                                    \
+        store_aligned(out, realign(vl, vh, realign_index(vl, k)));                                                     \
+        for (int i = 0; i < N; ++i) bad += out[i] != (i < k ? lo[N - k + i] : hi[i - k]);                              \
+        store_aligned(out, blend_from(vl, vh, k));                                                                     \
+        for (int i = 0; i < N; ++i) bad += out[i] != (i < k ? lo[i] : hi[i]);                                          \
+        store_aligned(out, load_lanes_from(static_cast<const T*>(lo), k));                                             \
+        for (int i = 0; i < N; ++i) bad += out[i] != (i < k ? T(0) : lo[i]);                                           \
+        store_aligned(out, load_lanes_below(static_cast<const T*>(lo), k));                                            \
+        for (int i = 0; i < N; ++i) bad += out[i] != (i < k ? lo[i] : T(0));                                           \
+        for (int i = 0; i < N; ++i) out[i] = T(99);                                                                    \
+        store_lanes_from(out, vh, k);                                                                                  \
+        for (int i = 0; i < N; ++i) bad += out[i] != (i < k ? T(99) : hi[i]);                                          \
+        for (int i = 0; i < N; ++i) out[i] = T(99);                                                                    \
+        store_lanes_below(out, vh, k);                                                                                 \
+        for (int i = 0; i < N; ++i) bad += out[i] != (i < k ? hi[i] : T(99));                                          \
+      }                                                                                                                \
+    }                                                                                                                  \
+    return bad;                                                                                                        \
+  }                                                                                                                    \
   inline ops_report check_ops() {                                                                                      \
     ops_report r;                                                                                                      \
     constexpr int L = lanes<float>;                                                                                    \
@@ -68,6 +98,7 @@ struct ops_report {
       store_n(bg, load_n(static_cast<const bfloat16*>(hb), n), n);                                                     \
       for (int i = 0; i <= L; ++i) r.tails += bg[i].bits != (i < n ? hb[i] : bfloat16(-7.f)).bits;                     \
     }                                                                                                                  \
+    r.realigned += check_realign(float{}) + check_realign(double{});                                                   \
     return r;                                                                                                          \
   }
 
@@ -108,6 +139,7 @@ TEST_CASE("every ISA's operations agree with scalar arithmetic and keep their ta
     CHECK(r.reductions == 0);
     CHECK(r.widening == 0);
     CHECK(r.tails == 0);
+    CHECK(r.realigned == 0);
     ++ran;
   };
 #if POSENC_HAS_X86_KERNELS

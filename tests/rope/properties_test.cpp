@@ -290,13 +290,21 @@ TEST_CASE("every angle_source gives the same bits: table rows in place, copied, 
     for (auto mode : {angle_mode::exact, angle_mode::reference_fp32}) {
       const rope r(rope_config{.head_dim = 64, .rotary_dim = 48, .theta = 5e5, .layout = layout, .angles = mode});
       const cos_sin_table<float> tab(r.frequencies(), 10, 300, mode);
-      // inside: every position covered (rows read in place); mixed: some outside (rows copied)
-      std::vector<std::int64_t> inside, mixed;
+      // inside: every position covered (rows read in place); mixed: some outside (rows copied);
+      // consecutive per batch (rows read at a stride), up to the table's last row; almost: one
+      // batch consecutive but for one token, past the table's end, or with the right first and
+      // last positions but not consecutive between (each must take the general paths).
+      std::vector<std::int64_t> inside, mixed, consecutive, gap, past_end, ends_only;
       for (std::int64_t i = 0; i < 2 * 37; ++i) {
         inside.push_back(10 + (i * 53) % 300);
         mixed.push_back(i % 5 == 0 ? 400 + i : 10 + (i * 29) % 300);
+        const std::int64_t t = i % 37, second = i >= 37;
+        consecutive.push_back(second ? 309 - 36 + t : 10 + t);
+        gap.push_back(second ? 200 + t + (t == 20) : 10 + t);
+        past_end.push_back(second ? 290 + t : 10 + t);
+        ends_only.push_back(second && t > 0 && t < 36 ? 236 - t : 200 + t);
       }
-      for (const auto* pos : {&inside, &mixed}) {
+      for (const auto* pos : {&inside, &mixed, &consecutive, &gap, &past_end, &ends_only}) {
         for (auto dir : {kernels::rotation::forward, kernels::rotation::inverse}) {
           const auto x = random_vec(2 * 37 * 3 * 64, 5);
           const std::vector<float> x0(x.begin(), x.end());
@@ -318,6 +326,20 @@ TEST_CASE("every angle_source gives the same bits: table rows in place, copied, 
           CHECK(d == b);
         }
       }
+    }
+  }
+  // decode: one token per batch, each at its own position (one strided call per batch)
+  {
+    const rope r(rope_config{.head_dim = 64, .theta = 5e5});
+    const cos_sin_table<float> tab(r.frequencies(), 0, 4096);
+    for (const std::vector<std::int64_t>& pos :
+         {std::vector<std::int64_t>{4095, 7}, std::vector<std::int64_t>{0, 4096}}) {
+      const auto x = random_vec(2 * 1 * 5 * 64, 9);
+      std::vector<float> a(x.begin(), x.end()), c = a;
+      r.rotate(tensor_view<float>::bthd(a.data(), 2, 1, 5, 64), pos, tab);
+      r.rotate(tensor_view<float>::bthd(c.data(), 2, 1, 5, 64), pos, tab, kernels::rotation::forward,
+               angle_source::on_the_fly);
+      CHECK(a == c);
     }
   }
   // bf16 rows, table against on the fly, and the automatic rule

@@ -50,9 +50,9 @@ template <class T>
   return src.data != dst.data && bytes > stream_threshold();
 }
 template <storage_type T, class C>
-inline void rotate_rows_on(isa which, const rope_geometry& g, head_rows<const T> src, head_rows<T> dst,
-                           angle_rows<C> angles, rotation dir, std::ptrdiff_t begin, std::ptrdiff_t end,
-                           bool stream) noexcept {
+POSENC_FORCE_INLINE void rotate_rows_on(isa which, const rope_geometry& g, const head_rows<const T>& src,
+                                        const head_rows<T>& dst, const angle_rows<C>& angles, rotation dir,
+                                        std::ptrdiff_t begin, std::ptrdiff_t end, bool stream) noexcept {
   POSENC_KERNELS_DISPATCH(which, rotate_rows(g, src, dst, angles, dir, begin, end, stream));
 }
 // Asks for the lines of token t's rows ahead of use: the on-the-fly entries compute a token's angles
@@ -114,9 +114,9 @@ inline void check_geometry(const rope_geometry& g) noexcept {
 /// r % heads): the unit callers' thread pools split. `stream` forces non-temporal stores on or off
 /// for this range (the whole-tensor entries decide it from the total size).
 template <storage_type T, class C>
-requires std::same_as<C, compute_t<T>>
-inline void rotate_rows(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
-                        rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end, bool stream = false) noexcept {
+requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate_rows(
+    const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles, rotation dir,
+    std::ptrdiff_t row_begin, std::ptrdiff_t row_end, bool stream = false) noexcept {
   impl::check_geometry(g);
   POSENC_ASSERT(src.tokens == dst.tokens && src.heads == dst.heads);
   POSENC_ASSERT(0 <= row_begin && row_begin <= row_end && row_end <= src.tokens * src.heads);
@@ -126,17 +126,17 @@ inline void rotate_rows(const rope_geometry& g, head_rows<const T> src, head_row
 /// dst = R(angles) src for every head row (dst may equal src; partial overlap is not allowed).
 /// C is compute_t<T>: float tables for float/bfloat16/float16 storage, double for double.
 template <storage_type T, class C>
-requires std::same_as<C, compute_t<T>>
-inline void rotate(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
-                   rotation dir = rotation::forward) noexcept {
+requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate(const rope_geometry& g, head_rows<const T> src,
+                                                                       head_rows<T> dst, angle_rows<C> angles,
+                                                                       rotation dir = rotation::forward) noexcept {
   rotate_rows(g, src, dst, angles, dir, 0, src.tokens * src.heads, impl::wants_stream(src, dst, g.head_dim));
 }
 
 /// In-place convenience overload.
 template <storage_type T, class C>
-requires std::same_as<C, compute_t<T>>
-inline void rotate(const rope_geometry& g, head_rows<T> x, angle_rows<C> angles,
-                   rotation dir = rotation::forward) noexcept {
+requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate(const rope_geometry& g, head_rows<T> x,
+                                                                       angle_rows<C> angles,
+                                                                       rotation dir = rotation::forward) noexcept {
   rotate(g, impl::as_const(x), x, angles, dir);
 }
 
@@ -226,9 +226,9 @@ inline void rotate_positions(const rope_geometry& g, head_rows<T> x, const doubl
 /// q and k rotated in place in one pass over the tokens (the token's angle row is read once for
 /// both). q and k may have different head counts and strides but the same token count.
 template <storage_type T, class C>
-requires std::same_as<C, compute_t<T>>
-inline void rotate_qk(const rope_geometry& g, head_rows<T> q, head_rows<T> k, angle_rows<C> angles,
-                      rotation dir = rotation::forward) noexcept {
+requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate_qk(const rope_geometry& g, head_rows<T> q,
+                                                                          head_rows<T> k, angle_rows<C> angles,
+                                                                          rotation dir = rotation::forward) noexcept {
   impl::check_geometry(g);
   POSENC_ASSERT(q.tokens == k.tokens);
   const isa which = active_isa();

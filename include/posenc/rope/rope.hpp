@@ -105,7 +105,8 @@ class rope {
   /// frequencies and angle mode as the table). inverse negates sin (exact inverse only when M = 1).
   /// `source` picks table rows or on-the-fly rows (automatic: the measured rule of
   /// choose_angle_source); every source gives the same bits. Table rows are read in place (no copy) when the table
-  /// covers every position and the dim axis is contiguous.
+  /// covers every position and the dim axis is contiguous (consecutive positions per batch, as decode and prefill
+  /// have: one kernel call per batch, rows at a stride).
   template <storage_type T>
   void rotate(tensor_view<T> x, std::span<const std::int64_t> positions, const cos_sin_table<compute_t<T>>& table,
               kernels::rotation dir = kernels::rotation::forward,
@@ -124,10 +125,12 @@ class rope {
           dir);
       return;
     }
-    if (x.dim_contiguous() && f.pairs > 0 &&
-        std::all_of(positions.begin(), positions.end(), [&](std::int64_t p) { return table.contains(p); })) {
-      rotate_from_table(x, positions, table, dir);
-      return;
+    if (x.dim_contiguous() && f.pairs > 0) {
+      if (rotate_consecutive(x, positions, table, dir)) return;
+      if (std::all_of(positions.begin(), positions.end(), [&](std::int64_t p) { return table.contains(p); })) {
+        rotate_from_table(x, positions, table, dir);
+        return;
+      }
     }
     detail::rotate_view(
         sched_.geometry(), x, f.pairs,
@@ -212,6 +215,31 @@ class rope {
           detail::fill_angle_rows(f, mode, positions.data() + i0, n, m, cos, sin, f.pairs);
         },
         dir);
+  }
+
+  // Each batch's positions consecutive and inside the table (decode's one token, prefill), dim axis
+  // contiguous: the kernels read the table's rows in place, one call per batch, rows at a stride
+  // (no row index to build, no per-token lookup). False, having rotated nothing, otherwise.
+  template <storage_type T>
+  POSENC_FORCE_INLINE bool rotate_consecutive(tensor_view<T> x, std::span<const std::int64_t> positions,
+                                              const cos_sin_table<compute_t<T>>& table,
+                                              kernels::rotation dir) const noexcept {
+    const std::ptrdiff_t B = x.batch(), Tn = x.tokens(), H = x.heads();
+    if (H == 0 || Tn == 0) return H == 0 || Tn == 0;
+    for (std::ptrdiff_t b = 0; b < B; ++b) {
+      const std::int64_t* p = positions.data() + b * Tn;
+      if (!table.contains(p[0]) || !table.contains(p[Tn - 1]) || p[Tn - 1] - p[0] != Tn - 1) return false;
+      for (std::ptrdiff_t t = 1; t + 1 < Tn; ++t) {
+        if (p[t] != p[0] + t) return false;
+      }
+    }
+    for (std::ptrdiff_t b = 0; b < B; ++b) {
+      const std::int64_t p0 = positions[static_cast<std::size_t>(b * Tn)];
+      const kernels::head_rows<T> rows{x.row(b, 0, 0), Tn, H, x.stride(axis::token), x.stride(axis::head)};
+      kernels::rotate(sched_.geometry(), rows,
+                      kernels::angle_rows<compute_t<T>>{table.cos_row(p0), table.sin_row(p0), table.pairs()}, dir);
+    }
+    return true;
   }
 
   // Every position inside the table, dim axis contiguous: the kernels read the table's rows in

@@ -227,6 +227,119 @@ POSENC_OPS_INLINE void rotate_heads_regs(const T* s, T* d, std::ptrdiff_t ss, st
   }
 }
 
+/// n contiguous rows of one token (row stride 2P, P a multiple of L) whose output starts `shift` > 0
+/// lanes past a vector boundary, src laid out as dst (has_realign, T == C; the register-light
+/// variant of rotate_heads_regs' aligned streams, for ISAs with 16 vector registers and the rows
+/// that path does not take). The rows are one stream of aligned vectors, the first and last
+/// partial (masked), walked pair block by pair block: each block's angle vectors are realigned once
+/// (the natural vectors of angle block j - 1 and j give the aligned vector j) and every row runs
+/// through them. Vectors inside one half (or, interleaved, any vector: pairs stay inside a vector
+/// at even shifts) are independent; half-split vectors m and m + P/L are partners. The two vectors
+/// per row that straddle a half boundary (at 0 and P/L) take their partners lane-wise from the
+/// straddlers before and after them, so they run as one chain in memory order, each loaded before
+/// the one behind it is stored (in place stays safe). Exact half-split only (the fused product
+/// order differs between the lanes of a straddler).
+template <pairing Layout, bool Inverse, bool Fused, storage_type T>
+POSENC_OPS_INLINE void rotate_heads_aligned(int P, const T* s, T* d, std::ptrdiff_t n, const T* cos, const T* sin,
+                                            int shift) noexcept {
+  using V = vec<T>;
+  constexpr int L = lanes<T>;
+  const auto to_mem = realign_index(V{}, shift);
+  const V neg = sign_mask(V{}, true);
+  const std::ptrdiff_t rs = 2 * static_cast<std::ptrdiff_t>(P);
+  const T* u = s - shift;
+  T* w = d - shift;
+  if constexpr (Layout == pairing::interleaved) {
+    const V odd = Inverse ? flip(even_sign(V{}), neg) : even_sign(V{});
+    const auto rot = [&](V x, V c, V sn) POSENC_OPS_LAMBDA_INLINE { return rot_sum<Fused>(x, c, swap_pairs(x), sn); };
+    V cp, sp, unused;  // the natural (element-aligned) angle vectors of the previous vector: the row's last
+    dup_angles(s, cos + P - L, unused, cp), dup_angles(s, sin + P - L, unused, sp);
+    sp = flip(sp, odd);
+    for (int b = 0; b < P / L; ++b) {
+      V c0, c1, s0, s1;
+      dup_angles(s, cos + b * L, c0, c1), dup_angles(s, sin + b * L, s0, s1);
+      s0 = flip(s0, odd), s1 = flip(s1, odd);
+      const V cw0 = realign(cp, c0, to_mem), sw0 = realign(sp, s0, to_mem);
+      const V cw1 = realign(c0, c1, to_mem), sw1 = realign(s0, s1, to_mem);
+      const std::ptrdiff_t j = 2 * b * L;
+      if (b == 0) {  // vector 0 of each row holds the previous row's last `shift` lanes
+        V x = load_lanes_from(u, shift);
+        store_lanes_from(w, rot(x, cw0, sw0), shift);
+        for (std::ptrdiff_t i = 1; i < n; ++i) {
+          x = in_register(load_aligned(u + i * rs));
+          store_aligned(w + i * rs, rot(x, cw0, sw0));
+        }
+        x = load_lanes_below(u + n * rs, shift);
+        store_lanes_below(w + n * rs, rot(x, cw0, sw0), shift);
+      }
+      for (std::ptrdiff_t i = 0; i < n; ++i) {
+        if (b > 0) {
+          const V x = in_register(load_aligned(u + i * rs + j));
+          store_aligned(w + i * rs + j, rot(x, cw0, sw0));
+        }
+        const V x = in_register(load_aligned(u + i * rs + j + L));
+        store_aligned(w + i * rs + j + L, rot(x, cw1, sw1));
+      }
+      cp = c1, sp = s1;
+    }
+  } else {
+    static_assert(!Fused, "the half-split aligned stream is exact only");
+    const int H = P / L;
+    const auto sines_at = [&](int e)
+                              POSENC_OPS_LAMBDA_INLINE { return Inverse ? flip(load(sin + e), neg) : load(sin + e); };
+    const auto sines = [&](int q) POSENC_OPS_LAMBDA_INLINE { return sines_at(q * L); };
+    // Vectors 1..H-1 of each row (first half) with their partners H ahead (second half), two
+    // vectors of each half at a time, rows inner (the shape of the aligned rows' block loop): the
+    // angles lie inside the first half, so an unaligned load from the table row at -shift is the
+    // realigned vector, loaded once per block (per row: 0.65 of aligned, load-bound).
+    const auto block = [&](int m, auto two) POSENC_OPS_LAMBDA_INLINE {
+      constexpr bool Two = decltype(two)::value;
+      const V c0 = load(cos + m * L - shift), s0 = sines_at(m * L - shift), n0 = flip(s0, neg);
+      V c1{}, s1{}, n1{};
+      if constexpr (Two) c1 = load(cos + (m + 1) * L - shift), s1 = sines_at((m + 1) * L - shift), n1 = flip(s1, neg);
+      for (std::ptrdiff_t i = 0; i < n; ++i) {
+        const T* x = u + i * rs + m * L;
+        T* y = w + i * rs + m * L;
+        const V a0 = in_register(load_aligned(x)), b0 = in_register(load_aligned(x + P));
+        if constexpr (Two) {
+          const V a1 = in_register(load_aligned(x + L)), b1 = in_register(load_aligned(x + P + L));
+          store_aligned(y, add(mul_rounded(a0, c0), mul_rounded(b0, n0)));  // a c - b s
+          store_aligned(y + L, add(mul_rounded(a1, c1), mul_rounded(b1, n1)));
+          store_aligned(y + P, add(mul_rounded(b0, c0), mul_rounded(a0, s0)));  // b c + a s
+          store_aligned(y + P + L, add(mul_rounded(b1, c1), mul_rounded(a1, s1)));
+        } else {
+          store_aligned(y, add(mul_rounded(a0, c0), mul_rounded(b0, n0)));
+          store_aligned(y + P, add(mul_rounded(b0, c0), mul_rounded(a0, s0)));
+        }
+      }
+    };
+    int m = 1;
+    for (; m + 1 < H; m += 2) block(m, std::true_type{});
+    if (m < H) block(m, std::false_type{});
+    // The straddlers S_k at u + k P (k = 0..2n), in memory order: S_2i = vector 0 of row i (lanes
+    // below shift: row i-1's second half, partner behind; the rest: partner ahead), S_2i+1 = vector
+    // H (lanes below shift: first half, partner ahead; the rest: partner behind).
+    const V cw = realign(load(cos + (H - 1) * L), load(cos), to_mem);
+    const V s_last = sines(H - 1), s_first = sines(0);
+    const V sw_even = realign(s_last, flip(s_first, neg), to_mem), sw_odd = realign(flip(s_last, neg), s_first, to_mem);
+    V behind{}, x0 = load_lanes_from(u, shift);  // S_2i-1 and S_2i (originals)
+    for (std::ptrdiff_t i = 0; i < n; ++i) {
+      const T* r = u + i * rs;
+      T* y = w + i * rs;
+      const V x1 = in_register(load_aligned(r + P));
+      const V x2 = i + 1 < n ? in_register(load_aligned(r + rs)) : load_lanes_below(r + rs, shift);
+      const V out0 = add(mul_rounded(x0, cw), mul_rounded(blend_from(behind, x1, shift), sw_even));
+      if (i == 0)
+        store_lanes_from(y, out0, shift);
+      else
+        store_aligned(y, out0);
+      store_aligned(y + P, add(mul_rounded(x1, cw), mul_rounded(blend_from(x2, x0, shift), sw_odd)));
+      behind = x1, x0 = x2;
+    }
+    store_lanes_below(w + n * rs, add(mul_rounded(x0, cw), mul_rounded(behind, sw_even)), shift);
+  }
+}
+
 /// The rotary slices of n rows of one token (row i at s + i * ss, written to d + i * ds): 2L
 /// half_split or L interleaved pairs per step, two vectors each, then rotate_rest. by_block: pair
 /// block by pair block, the angles of a block loaded (and shuffled) once for all n rows; else row
@@ -255,6 +368,16 @@ POSENC_OPS_INLINE void rotate_heads(int P, const T* s, T* d, std::ptrdiff_t ss, 
           break;
       }
     }
+  }
+  if constexpr (!Stream && has_realign && std::is_same_v<T, C> && (Layout == pairing::interleaved || !Fused)) {
+    // Contiguous rows laid out alike, off a vector boundary, that the register path did not take;
+    // cache-resident only (its block order over the rows defeats the DRAM prefetchers: prefill on an
+    // offset buffer ran at a third of the row-order path).
+    const auto shift = static_cast<int>(reinterpret_cast<std::uintptr_t>(d) % vector_bytes / sizeof(T));
+    if (by_block && shift > 0 && ds == 2 * P && ss == ds && P % L == 0 &&
+        reinterpret_cast<std::uintptr_t>(s) % vector_bytes == reinterpret_cast<std::uintptr_t>(d) % vector_bytes &&
+        (Layout == pairing::half_split || shift % 2 == 0))
+      return rotate_heads_aligned<Layout, Inverse, Fused>(P, s, d, n, cos, sin, shift);
   }
   const std::ptrdiff_t rows = by_block ? n : 1;  // rows per pair block
   int k = 0;
@@ -296,14 +419,15 @@ POSENC_OPS_INLINE void rotate_heads(int P, const T* s, T* d, std::ptrdiff_t ss, 
 /// Rows [row_begin, row_end) with every per-call decision (layout, direction, streaming, pass-through
 /// copy) taken once: per token only pointer arithmetic and rotate_heads remain.
 template <pairing Layout, bool Inverse, bool Stream, bool Fused, storage_type T, class C>
-inline void rotate_range(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
-                         std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
+inline void rotate_range(const rope_geometry& g, const head_rows<const T>& src, const head_rows<T>& dst,
+                         const angle_rows<C>& angles, std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
   const int P = g.pairs(), o = g.offset, end = o + g.rotary_dim;
   const bool copy = src.data != dst.data && (o > 0 || end < g.head_dim);
   // Block order where it pays: cache-resident ranges, and 16-bit storage (bound by arithmetic).
   const auto bytes = static_cast<std::size_t>(row_end - row_begin) * static_cast<std::size_t>(g.head_dim) * sizeof(T);
   const bool by_block = !Stream && (sizeof(T) == 2 || bytes <= (std::size_t{256} << 10));
-  std::ptrdiff_t t = row_begin / src.heads, h = row_begin % src.heads;
+  std::ptrdiff_t t = 0, h = 0;  // (a division costs ~15 cycles: skipped for whole tensors)
+  if (row_begin > 0) t = row_begin / src.heads, h = row_begin % src.heads;
   // No software prefetch of the next token's rows and angle row: on Zen 4 it measured slower than
   // the hardware prefetchers for prefill and long table-mode shapes (A/B builds, same run).
   for (std::ptrdiff_t r = row_begin; r < row_end; ++t, h = 0) {
@@ -331,8 +455,9 @@ template <class T>
 }
 
 template <pairing Layout, bool Stream, bool Fused, storage_type T, class C>
-inline void rotate_range_dir(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
-                             rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
+inline void rotate_range_dir(const rope_geometry& g, const head_rows<const T>& src, const head_rows<T>& dst,
+                             const angle_rows<C>& angles, rotation dir, std::ptrdiff_t row_begin,
+                             std::ptrdiff_t row_end) noexcept {
   if (dir == rotation::inverse)
     rotate_range<Layout, true, Stream, Fused>(g, src, dst, angles, row_begin, row_end);
   else
@@ -340,8 +465,9 @@ inline void rotate_range_dir(const rope_geometry& g, head_rows<const T> src, hea
 }
 
 template <pairing Layout, bool Stream, storage_type T, class C>
-inline void rotate_range_mode(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
-                              rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
+inline void rotate_range_mode(const rope_geometry& g, const head_rows<const T>& src, const head_rows<T>& dst,
+                              const angle_rows<C>& angles, rotation dir, std::ptrdiff_t row_begin,
+                              std::ptrdiff_t row_end) noexcept {
   if (active_arithmetic() == arithmetic::fused)
     rotate_range_dir<Layout, Stream, true>(g, src, dst, angles, dir, row_begin, row_end);
   else
@@ -350,8 +476,9 @@ inline void rotate_range_mode(const rope_geometry& g, head_rows<const T> src, he
 
 /// See scalar::rotate_rows. `stream`: non-temporal stores when every output row is aligned for them.
 template <storage_type T, class C>
-inline void rotate_rows(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
-                        rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end, bool stream = false) noexcept {
+inline void rotate_rows(const rope_geometry& g, const head_rows<const T>& src, const head_rows<T>& dst,
+                        const angle_rows<C>& angles, rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end,
+                        bool stream = false) noexcept {
   if (src.heads <= 0 || row_begin >= row_end) return;
   stream = stream && stream_aligned(g, dst);
   if (g.layout == pairing::half_split) {

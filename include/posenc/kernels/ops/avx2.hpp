@@ -108,6 +108,84 @@ POSENC_OPS_INLINE __m256d load_n(const double* p, int n) { return _mm256_maskloa
 POSENC_OPS_INLINE void store_n(float* p, __m256 v, int n)   { _mm256_maskstore_ps(p, first32(n), v); }
 POSENC_OPS_INLINE void store_n(double* p, __m256d v, int n) { _mm256_maskstore_pd(p, first64(n), v); }
 
+// Realigned rows (drivers/rotate.inl, as ops/avx512.hpp): lane l of realign(lo, hi, realign_index(V,
+// k)) is lane L - k + l of lo for l < k, else lane l - k of hi. Two lane permutes and a blend (AVX2
+// has no two-source permute); used once per angle vector, never per data vector. A 32-byte store
+// 16 bytes off a 64-byte line splits the line every other vector: ggml's buffers at decode ran at
+// 0.63-0.67 of aligned ones on Zen 4 (AVX2 kernels) before the aligned-stream path.
+#define POSENC_OPS_NATIVE_REALIGN 1
+inline constexpr bool has_realign = true;
+struct realign_perm {
+  __m256i index;  // lane l takes source lane (l - k) mod L (as int32 lanes)
+  __m256i low;    // lanes l < k (taken from lo)
+};
+POSENC_OPS_INLINE realign_perm realign_index(__m256, int k) {
+  const __m256i l = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return {_mm256_and_si256(_mm256_sub_epi32(l, _mm256_set1_epi32(k)), _mm256_set1_epi32(7)), _mm256_cmpgt_epi32(_mm256_set1_epi32(k), l)};
+}
+POSENC_OPS_INLINE realign_perm realign_index(__m256d, int k) {
+  const __m256i l = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3), half = _mm256_setr_epi32(0, 1, 0, 1, 0, 1, 0, 1);
+  const __m256i src = _mm256_and_si256(_mm256_sub_epi32(l, _mm256_set1_epi32(k)), _mm256_set1_epi32(3));
+  return {_mm256_add_epi32(_mm256_add_epi32(src, src), half), _mm256_cmpgt_epi32(_mm256_set1_epi32(k), l)};
+}
+POSENC_OPS_INLINE __m256 realign(__m256 lo, __m256 hi, realign_perm i) {
+  return _mm256_blendv_ps(_mm256_permutevar8x32_ps(hi, i.index), _mm256_permutevar8x32_ps(lo, i.index), _mm256_castsi256_ps(i.low));
+}
+POSENC_OPS_INLINE __m256d realign(__m256d lo, __m256d hi, realign_perm i) {
+  return _mm256_castps_pd(realign(_mm256_castpd_ps(lo), _mm256_castpd_ps(hi), i));
+}
+POSENC_OPS_INLINE void store_aligned(float* p, __m256 v)   { _mm256_store_ps(p, v); }
+POSENC_OPS_INLINE void store_aligned(double* p, __m256d v) { _mm256_store_pd(p, v); }
+POSENC_OPS_INLINE __m256  load_aligned(const float* p)  { return _mm256_load_ps(p); }
+POSENC_OPS_INLINE __m256d load_aligned(const double* p) { return _mm256_load_pd(p); }
+// Lanes [k, L) or [0, k) of an aligned vector; the other lanes are neither read (zero) nor written.
+POSENC_OPS_INLINE __m256i lanes_from32(int k) { return _mm256_cmpgt_epi32(_mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8), _mm256_set1_epi32(k)); }
+POSENC_OPS_INLINE __m256i lanes_from64(int k) { return _mm256_cmpgt_epi64(_mm256_setr_epi64x(1, 2, 3, 4), _mm256_set1_epi64x(k)); }
+POSENC_OPS_INLINE __m256  load_lanes_from(const float* p, int k)  { return _mm256_maskload_ps(p, lanes_from32(k)); }
+POSENC_OPS_INLINE __m256d load_lanes_from(const double* p, int k) { return _mm256_maskload_pd(p, lanes_from64(k)); }
+POSENC_OPS_INLINE __m256  load_lanes_below(const float* p, int k)  { return load_n(p, k); }
+POSENC_OPS_INLINE __m256d load_lanes_below(const double* p, int k) { return load_n(p, k); }
+// The partial stores are plain 128/64/32-bit stores picked by k: vmaskmovps/pd stores are
+// microcoded on AMD (the two per call cost a decode call ~30 ns on Zen 4), and a copy through a
+// buffer costs as much; the masked loads are cheap.
+// Lanes [a, 4) / [0, b) of a 128-bit float vector x at p (p: x's lane 0).
+POSENC_OPS_INLINE void store4_from(float* p, __m128 x, int a) {
+  if (a == 0) _mm_storeu_ps(p, x);
+  if (a == 1) _mm_store_ss(p + 1, _mm_shuffle_ps(x, x, 1));
+  if (a == 3) _mm_store_ss(p + 3, _mm_shuffle_ps(x, x, 3));
+  if (a == 1 || a == 2) _mm_storeh_pi(reinterpret_cast<__m64*>(p + 2), x);
+}
+POSENC_OPS_INLINE void store4_below(float* p, __m128 x, int b) {
+  if (b == 4) _mm_storeu_ps(p, x);
+  if (b == 2 || b == 3) _mm_storel_pi(reinterpret_cast<__m64*>(p), x);
+  if (b == 1) _mm_store_ss(p, x);
+  if (b == 3) _mm_store_ss(p + 2, _mm_movehl_ps(x, x));
+}
+POSENC_OPS_INLINE void store_lanes_from(float* p, __m256 v, int k) {
+  if (k < 4) store4_from(p, _mm256_castps256_ps128(v), k);
+  store4_from(p + 4, _mm256_extractf128_ps(v, 1), k < 4 ? 0 : k - 4);
+}
+POSENC_OPS_INLINE void store_lanes_below(float* p, __m256 v, int k) {
+  store4_below(p, _mm256_castps256_ps128(v), k < 4 ? k : 4);
+  if (k > 4) store4_below(p + 4, _mm256_extractf128_ps(v, 1), k - 4);
+}
+POSENC_OPS_INLINE void store_lanes_from(double* p, __m256d v, int k) {
+  const __m128d lo = _mm256_castpd256_pd128(v), hi = _mm256_extractf128_pd(v, 1);
+  if (k == 0) _mm_storeu_pd(p, lo);
+  if (k == 1) _mm_storeh_pd(p + 1, lo);
+  if (k <= 2) _mm_storeu_pd(p + 2, hi);
+  if (k == 3) _mm_storeh_pd(p + 3, hi);
+}
+POSENC_OPS_INLINE void store_lanes_below(double* p, __m256d v, int k) {
+  const __m128d lo = _mm256_castpd256_pd128(v), hi = _mm256_extractf128_pd(v, 1);
+  if (k == 1) _mm_storel_pd(p, lo);
+  if (k >= 2) _mm_storeu_pd(p, lo);
+  if (k == 3) _mm_storel_pd(p + 2, hi);
+}
+// Lanes [0, k) of a, [k, L) of b.
+POSENC_OPS_INLINE __m256  blend_from(__m256 a, __m256 b, int k)   { return _mm256_blendv_ps(a, b, _mm256_castsi256_ps(lanes_from32(k))); }
+POSENC_OPS_INLINE __m256d blend_from(__m256d a, __m256d b, int k) { return _mm256_blendv_pd(a, b, _mm256_castsi256_pd(lanes_from64(k))); }
+
 #if !defined(POSENC_KERNELS_GENERIC_BF16)
 #define POSENC_OPS_NATIVE_BF16 1
 POSENC_OPS_INLINE __m256 load(const bfloat16* p) {

@@ -15,7 +15,7 @@
 //   memory     load/store (unaligned; bfloat16/float16 widen to and round from fp32, RNE exactly as
 //              bfloat16/float16::from_float), load_n/store_n (first n lanes, nothing touched past
 //              them), stream (non-temporal, vector_bytes-aligned) + fence(), prefetch
-//   aligned    only where has_realign (AVX-512: a split-line store costs): load/store_aligned,
+//   aligned    only where has_realign (AVX-512, AVX2: a split-line store costs): load/store_aligned,
 //              load/store_lanes_from / _below (lanes [k, L) / [0, k) of an aligned vector),
 //              realign(lo, hi, realign_index(V, k)) (the vector k lanes before hi), blend_from
 //   angles     nearest, far_lanes, narrow, quadrants, by_quadrant, store_narrow (kernels/drivers/angles.inl)
