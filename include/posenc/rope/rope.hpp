@@ -225,7 +225,7 @@ class rope {
                                               const cos_sin_table<compute_t<T>>& table,
                                               kernels::rotation dir) const noexcept {
     const std::ptrdiff_t B = x.batch(), Tn = x.tokens(), H = x.heads();
-    if (H == 0 || Tn == 0) return H == 0 || Tn == 0;
+    if (H == 0 || Tn == 0) return true;  // nothing to rotate
     for (std::ptrdiff_t b = 0; b < B; ++b) {
       const std::int64_t* p = positions.data() + b * Tn;
       if (!table.contains(p[0]) || !table.contains(p[Tn - 1]) || p[Tn - 1] - p[0] != Tn - 1) return false;
