@@ -25,6 +25,10 @@
 using posenc::attention_layer;
 using posenc::row_matrix;
 
+// A named namespace around the whole file: the unity build of the tests (POSENC_UNITY_TESTS)
+// compiles it with its neighbours, which reuse these names.
+namespace attention_layer_test {
+
 namespace {
 
 constexpr std::ptrdiff_t d_model = 32, Hq = 4, Hkv = 2, D = 8, S = 10;
@@ -197,3 +201,5 @@ TEST_CASE("attention_layer and eigen_interop refuse inconsistent sizes by name",
   CHECK(view(0, 1, 1, 2) == 42);
   CHECK(posenc::head_map(view, 0, 1)(1, 2) == 42);
 }
+
+}  // namespace attention_layer_test

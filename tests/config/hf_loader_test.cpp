@@ -12,6 +12,10 @@
 using namespace posenc;
 using posenc_test::error_of;
 
+// A named namespace around the whole file: the unity build of the tests (POSENC_UNITY_TESTS)
+// compiles it with its neighbours, which reuse these names.
+namespace hf_loader_test {
+
 namespace {
 
 model_config load(const std::string& json) {
@@ -442,3 +446,5 @@ TEST_CASE("hf: integral floating-point values are integers (64.0), others are no
   CHECK(m.max_position_embeddings == 4096);
   error_of([] { (void)load(R"({"head_dim":1e300,"rope_theta":10000})"); }, "head_dim");
 }
+
+}  // namespace hf_loader_test
