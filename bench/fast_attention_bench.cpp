@@ -271,11 +271,12 @@ void decode(benchmark::State& state, bool bf16_dot = false) {
 void BM_decode_fp32(benchmark::State& s) {
   decode<float>(s);
 }
+/// bfloat16 K/V on the exact kernels (fast_attention_options::bf16_dot_products = false).
 void BM_decode_bf16(benchmark::State& s) {
   decode<posenc::bfloat16>(s);
 }
-/// bfloat16 K/V on AVX512_BF16 dot products (fast_attention_options::bf16_dot_products; the default
-/// kernels where the CPU lacks them).
+/// bfloat16 K/V on AVX512_BF16 dot products (fast_attention_options::bf16_dot_products, the default;
+/// the exact kernels where the CPU lacks them).
 void BM_decode_bf16_dot(benchmark::State& s) {
   decode<posenc::bfloat16>(s, true);
 }

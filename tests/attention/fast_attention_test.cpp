@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -111,14 +112,14 @@ fast_masks random_masks(rng& r, const fast_shape& s, bool big_positions_ok) {
 
 template <class T, class E>
 void check_case(const char* what, const fast_inputs<T>& in, const E& enc, const fast_masks& m,
-                const posenc::fast_attention_options& f, double growth = 1.0) {
+                const posenc::fast_attention_options& f, double growth = 1.0, double bound = fast_bound) {
   const double e = fast_error(in, enc, m, f, growth);
   INFO(what << ": B " << in.s.B << " Sq " << in.s.Sq << " Sk " << in.s.Sk << " Hq " << in.s.Hq << " Hkv " << in.s.Hkv
             << " D " << in.s.D << " Dv " << in.s.Dv << " causal " << m.causal << " window " << m.window.value_or(0)
             << " positions " << !m.pq.empty() << " lengths " << !m.lengths.empty() << " key_mask "
             << !m.key_mask.empty() << " segments " << !m.sq.empty() << " sinks " << !m.sinks.empty() << " query_tile "
             << f.query_tile << " split " << f.split_keys << " -> error " << e);
-  CHECK(e <= fast_bound);
+  CHECK(e <= bound);
   if (std::getenv("FAST_SHOW")) WARN(what << " " << e);
 }
 
@@ -139,6 +140,7 @@ void random_cases(int cases, std::uint64_t seed) {
     const bool small_pos = r.chance(50);
     const fast_masks m = random_masks(r, s, !small_pos);
     posenc::fast_attention_options f;
+    if constexpr (std::is_same_v<T, posenc::bfloat16>) f.bf16_dot_products = false;  // the exact kernels: 5e-7
     constexpr int tiles[] = {0, 0, 1, 3, 16};
     f.query_tile = tiles[r.in(0, 4)];
     if (r.chance(40)) f.split_keys = 64;
@@ -170,6 +172,17 @@ void random_cases(int cases, std::uint64_t seed) {
     posenc::fast_attention_options general = f;
     general.max_bias_table = 0;  // distance biases through the general per-tile path
     check_case("alibi general path", in, alibi, m, general);
+    if constexpr (std::is_same_v<T, posenc::bfloat16>) {
+      // the default: AVX512_BF16 dot products where the CPU has them (decode-shaped calls, D / Dv multiples
+      // of 32), within their own bound (fast/ops/avx512_bf16.hpp); elsewhere the exact kernels
+      posenc::fast_attention_options dot = f;
+      dot.bf16_dot_products = true;
+      check_case("none, bf16 dot", in, posenc::no_position{}, m, dot, 1.0, bf16_dot_bound);
+      check_case("alibi, bf16 dot", in, alibi, m, dot, 1.0, bf16_dot_bound);
+      check_case("t5 causal, bf16 dot", in, make_t5(s.Hq, false), m, dot, 1.0, bf16_dot_bound);
+      check_case("rope+alibi, bf16 dot", in, posenc::combine(rope, alibi), m, dot, 1.0, bf16_dot_bound);
+      if (s.Dv == s.D) check_case("shaw, bf16 dot", in, make_shaw(s.D, s.Hq, false, true), m, dot, 1.0, bf16_dot_bound);
+    }
   }
 }
 

@@ -104,6 +104,9 @@ std::vector<double> run_oracle(const fast_inputs<T>& in, const auto& enc, const 
 
 /// The documented bound of attention/attention.hpp: |out - ref| <= 5e-7 (1 + A) vmax, A = max |logit|.
 inline constexpr double fast_bound = 5e-7;
+/// The bound of the AVX512_BF16 kernels (fast_attention_options::bf16_dot_products, on by default for
+/// bfloat16 K/V on the decode path of CPUs with the instruction): |out - ref| <= 2^-8 (1 + A) vmax.
+inline constexpr double bf16_dot_bound = 0x1p-8;
 
 /// An upper bound of max |logit| for the call: scale |q|max |k|max (+ Shaw) + max |bias| over the
 /// positions of the call (computed by brute force from the encoder), |q|, |k| after any transform

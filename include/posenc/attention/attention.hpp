@@ -12,9 +12,11 @@
 //     |out - sdpa| <= 5e-7 * (1 + A) * max_j (|v_j| + |aV|)
 // against sdpa run on the same (rounded) inputs in double. The vectorised exp is within 1.2e-7
 // (relative) of exp; float dot products of length D are within D * 2^-24 of the exact ones.
-// Opt-in fast_attention_options::bf16_dot_products (bfloat16 K/V, decode path, AVX512_BF16 CPUs)
-// rounds q and the probabilities to bfloat16: bound 2^-8 * (1 + A) * max_j |v_j| instead
-// (fast/ops/avx512_bf16.hpp, tests/attention/fast_bf16_dot_test.cpp).
+// Except: bfloat16 K/V on the decode path of AVX512_BF16 CPUs take the bf16 dot products by default
+// (fast_attention_options::bf16_dot_products), which round q and the probabilities to bfloat16: bound
+// 2^-8 * (1 + A) * max_j |v_j| there, so such CPUs differ from others by up to that much;
+// {.bf16_dot_products = false} keeps the bound above everywhere (fast/ops/avx512_bf16.hpp,
+// tests/attention/fast_bf16_dot_test.cpp).
 #pragma once
 
 #include <concepts>

@@ -192,7 +192,11 @@ void finish_row(const C& c, std::ptrdiff_t b, std::ptrdiff_t i, std::ptrdiff_t h
     }
   }
   const float inv = den > 0 ? static_cast<float>(f / den) : 0.0f;
-  for (std::ptrdiff_t d = 0; d < c.Dv; ++d) c.out(b, i, h, d) = o[d] * inv;
+  float* y = c.out.row(b, i, h);  // one row address, then the dim stride (unit: a vectorised loop)
+  if (const std::ptrdiff_t ds = c.out.stride(axis::dim); ds == 1)
+    for (std::ptrdiff_t d = 0; d < c.Dv; ++d) y[d] = o[d] * inv;
+  else
+    for (std::ptrdiff_t d = 0; d < c.Dv; ++d) y[d * ds] = o[d] * inv;
 }
 
 /// One work item: rows of (b, kv heads [gs gpi, (gs + 1) gpi), query tile qt) against the key tiles
@@ -423,8 +427,9 @@ void validate_call(tensor_view<const float> q, tensor_view<const TK> k, tensor_v
   detail::require(f.key_tile >= 64 && f.key_tile % 64 == 0, "fast_attention.key_tile", f.key_tile,
                   "a positive multiple of 64");
   detail::require(f.query_tile >= 0, "fast_attention.query_tile", f.query_tile, ">= 0 (0 = automatic)");
-  detail::require(f.split_keys >= f.key_tile && f.split_keys % f.key_tile == 0, "fast_attention.split_keys",
-                  f.split_keys, "a positive multiple of key_tile = " + std::to_string(f.key_tile));
+  if (f.split_keys < f.key_tile || f.split_keys % f.key_tile != 0)  // the message is built only on failure
+    detail::require(false, "fast_attention.split_keys", f.split_keys,
+                    "a positive multiple of key_tile = " + std::to_string(f.key_tile));
   detail::require(f.max_bias_table >= 0, "fast_attention.max_bias_table", f.max_bias_table, ">= 0");
   detail::require_encoder_fits(enc, q.dim(), q.heads());
 }

@@ -36,12 +36,17 @@ struct fast_attention_options {
   /// sees a wider distance range evaluates such biases through the general per-tile path.
   std::ptrdiff_t max_bias_table = std::ptrdiff_t{1} << 22;
   /// bfloat16 K/V on the decode-shaped (in-place) path: use the CPU's bf16 dot product (AVX512_BF16
-  /// vdpbf16ps) where it has one, with D / Dv multiples of 32. Off by default because it is less
-  /// accurate: q and the probabilities are rounded to bfloat16 before the products, so the bound is
-  /// |out - sdpa| <= 2^-8 (1 + A) max |v| instead of 5e-7 (1 + A) max |v| (fast/ops/avx512_bf16.hpp).
-  /// In exchange it takes about half the instructions per cached byte. Ignored (the default kernels
-  /// run) where the CPU lacks the instruction, for float/float16 storage, and on the packed path.
-  bool bf16_dot_products = false;
+  /// vdpbf16ps) where it has one, with D / Dv multiples of 32. On by default there: q and the
+  /// probabilities are rounded to bfloat16 before the products, so the bound is
+  /// |out - sdpa| <= 2^-8 (1 + A) max |v| instead of 5e-7 (1 + A) max |v| (fast/ops/avx512_bf16.hpp),
+  /// the same order as the bfloat16 rounding the keys and values already carry (2^-9), and the result
+  /// differs between CPUs with and without the instruction by up to that bound (never between thread
+  /// counts). In exchange a decode step takes about half the instructions per cached byte (measured
+  /// 1.2x at DRAM size, 1.2-1.45x in cache on Zen 4; README "Fast attention"). false: the exact path
+  /// everywhere (bf16 widened to float, fp32 products: the 5e-7 bound, the same answer on every ISA).
+  /// Ignored (the exact kernels run) where the CPU lacks the instruction, for float/float16 storage,
+  /// and on the packed (prefill) path.
+  bool bf16_dot_products = true;
 };
 
 }  // namespace posenc::inline v0

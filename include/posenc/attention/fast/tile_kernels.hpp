@@ -39,7 +39,7 @@ struct tile_kernels {
   void (*split_q_bf16)(const float*, int, float*) = nullptr;
   void (*merge_o_bf16)(float*, int) = nullptr;
   // AVX512_BF16 forms of qk_heads_bf16 / pv_heads_bf16 (fast/ops/avx512_bf16.hpp; D, Dv % 32 == 0): null
-  // unless the CPU has the instruction; used only when fast_attention_options::bf16_dot_products asks.
+  // unless the CPU has the instruction; used when fast_attention_options::bf16_dot_products (the default).
   // qk_heads_bf16_dot takes q rows prepared by round_q_bf16_dot (q row, D, out): D bfloat16 in D / 2 floats.
   decltype(qk_heads_bf16) qk_heads_bf16_dot = nullptr;
   decltype(pv_heads_bf16) pv_heads_bf16_dot = nullptr;

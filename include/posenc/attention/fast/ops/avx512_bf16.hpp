@@ -1,7 +1,8 @@
 // posenc/attention/fast/ops/avx512_bf16.hpp — the decode (in-place) QK^T and PV kernels for bfloat16 K/V
 // on vdpbf16ps (AVX512_BF16: 32 bf16 products summed pairwise into 16 fp32 lanes per instruction).
 //
-// Opt-in only (fast_attention_options::bf16_dot_products): the instruction multiplies bf16 by bf16,
+// The default for bfloat16 K/V on CPUs with the instruction (fast_attention_options::bf16_dot_products,
+// false for the exact kernels of tile-inl.hpp): the instruction multiplies bf16 by bf16,
 // so q (for QK^T) and the probabilities p (for PV) are rounded to bfloat16 (round to nearest even,
 // relative error <= 2^-9) before the products, where the default path widens K/V to float and keeps
 // q and p in fp32. Bound (tests/attention/fast_bf16_dot_test.cpp):
@@ -220,8 +221,11 @@ namespace posenc::inline v0::attention_kernels {
 inline namespace POSENC_KERNELS_ABI {
 namespace avx512_bf16 {
 /// AVX512_BF16 on this CPU (CPUID.(EAX=7, ECX=1):EAX bit 5); the caller has checked AVX-512 itself.
+/// Asked once per process: CPUID traps to the hypervisor in a VM (two of them cost ~14 us per call,
+/// 10 % of a 512-token decode step, when this was asked per call).
 [[nodiscard]] inline bool cpu_has() noexcept {
-  return kernels::impl::has_avx512bf16();
+  static const bool has = kernels::impl::has_avx512bf16();
+  return has;
 }
 }  // namespace avx512_bf16
 }  // namespace POSENC_KERNELS_ABI
