@@ -188,7 +188,7 @@ POSENC_OPS_INLINE void rotate_heads_regs(const T* s, T* d, std::ptrdiff_t ss, st
       };
       for (std::ptrdiff_t i = 0; i < n; ++i, u += ss, w += ds) {
         const bool last_row = i + 1 == n;
-        [&]<int... J>(std::integer_sequence<int, J...>) {
+        [&]<int... J>(std::integer_sequence<int, J...>) POSENC_OPS_LAMBDA_INLINE {
           ((J == 0 && i == 0
                 ? store_lanes_from(w, at(std::integral_constant<int, J>{}, u + (J + H) * L, last_row), shift)
                 : store_aligned(w + J * L, at(std::integral_constant<int, J>{}, u + (J + H) * L, last_row))),
@@ -419,8 +419,9 @@ POSENC_OPS_INLINE void rotate_heads(int P, const T* s, T* d, std::ptrdiff_t ss, 
 /// Rows [row_begin, row_end) with every per-call decision (layout, direction, streaming, pass-through
 /// copy) taken once: per token only pointer arithmetic and rotate_heads remain.
 template <pairing Layout, bool Inverse, bool Stream, bool Fused, storage_type T, class C>
-inline void rotate_range(const rope_geometry& g, const head_rows<const T>& src, const head_rows<T>& dst,
-                         const angle_rows<C>& angles, std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
+__attribute__((noinline)) void rotate_tokens(const rope_geometry& g, const head_rows<const T>& src,
+                                             const head_rows<T>& dst, const angle_rows<C>& angles,
+                                             std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
   const int P = g.pairs(), o = g.offset, end = o + g.rotary_dim;
   const bool copy = src.data != dst.data && (o > 0 || end < g.head_dim);
   // Block order where it pays: cache-resident ranges, and 16-bit storage (bound by arithmetic).
@@ -440,6 +441,28 @@ inline void rotate_range(const rope_geometry& g, const head_rows<const T>& src, 
     }
     r += n;
   }
+}
+
+/// One token's rows, nothing to copy (decode in place): one rotate_heads call in a small frame, so a
+/// decode step's second call (k after q) starts its stores while the first call's still drain.
+template <pairing Layout, bool Inverse, bool Fused, storage_type T, class C>
+__attribute__((noinline)) void rotate_token(int P, const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds,
+                                            std::ptrdiff_t n, const C* cos, const C* sin) noexcept {
+  rotate_heads<Layout, Inverse, false, Fused>(P, s, d, ss, ds, n, cos, sin, true);
+}
+
+template <pairing Layout, bool Inverse, bool Stream, bool Fused, storage_type T, class C>
+POSENC_OPS_INLINE void rotate_range(const rope_geometry& g, const head_rows<const T>& src, const head_rows<T>& dst,
+                                    const angle_rows<C>& angles, std::ptrdiff_t row_begin,
+                                    std::ptrdiff_t row_end) noexcept {
+  if constexpr (!Stream) {
+    if (row_begin == 0 && row_end == src.heads && (src.data == dst.data || g.rotary_dim == g.head_dim)) {
+      const std::ptrdiff_t a = angles.index(0);
+      return rotate_token<Layout, Inverse, Fused>(g.pairs(), src.data + g.offset, dst.data + g.offset, src.head_stride,
+                                                  dst.head_stride, row_end, angles.cos + a, angles.sin + a);
+    }
+  }
+  rotate_tokens<Layout, Inverse, Stream, Fused>(g, src, dst, angles, row_begin, row_end);
 }
 
 /// Streaming stores need every rotary slice vector_bytes-aligned (and, half_split, its second half).
