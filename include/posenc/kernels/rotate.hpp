@@ -55,6 +55,13 @@ POSENC_FORCE_INLINE void rotate_rows_on(isa which, const rope_geometry& g, const
                                         std::ptrdiff_t begin, std::ptrdiff_t end, bool stream) noexcept {
   POSENC_KERNELS_DISPATCH(which, rotate_rows(g, src, dst, angles, dir, begin, end, stream));
 }
+template <storage_type T, class C>
+POSENC_FORCE_INLINE void rotate_token_on(isa which, const rope_geometry& g, T* x, std::ptrdiff_t heads,
+                                         std::ptrdiff_t head_stride, const C* cos, const C* sin,
+                                         rotation dir) noexcept {
+  POSENC_KERNELS_DISPATCH(which,
+                          rotate_token_rows(g.layout, dir, g.pairs(), x + g.offset, heads, head_stride, cos, sin));
+}
 // Asks for the lines of token t's rows ahead of use: the on-the-fly entries compute a token's angles
 // before touching its rows, and without this the memory system idles meanwhile (DRAM-sized inputs).
 template <class T>
@@ -138,6 +145,19 @@ requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate(const rop
                                                                        angle_rows<C> angles,
                                                                        rotation dir = rotation::forward) noexcept {
   rotate(g, impl::as_const(x), x, angles, dir);
+}
+
+/// One token's `heads` rows rotated in place by one angle row (decode: a step's q or k): the same
+/// bits as rotate() on a [1, heads, head_dim] view of them, through an entry whose arguments all
+/// travel in registers (a decode call is ~100 ns; building views in memory cost ~10 of it while
+/// the previous call's stores drained). x: head 0's row (head_dim elements), rows head_stride apart.
+template <storage_type T, class C>
+requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate_token(
+    const rope_geometry& g, T* x, std::ptrdiff_t heads, std::ptrdiff_t head_stride, const C* cos, const C* sin,
+    rotation dir = rotation::forward) noexcept {
+  impl::check_geometry(g);
+  if (heads <= 0) return;
+  impl::rotate_token_on(active_isa(), g, x, heads, head_stride, cos, sin, dir);
 }
 
 /// Work below this many bytes (rows x head_dim x element) runs inline in rotate_parallel: waking

@@ -248,6 +248,11 @@ class rope {
     }
     for (std::ptrdiff_t b = 0; b < B; ++b) {
       const std::int64_t p0 = positions[static_cast<std::size_t>(b * Tn)];
+      if (Tn == 1) {  // decode
+        kernels::rotate_token(sched_.geometry(), x.row(b, 0, 0), H, x.stride(axis::head), table.cos_row(p0),
+                              table.sin_row(p0), dir);
+        continue;
+      }
       const kernels::head_rows<T> rows{x.row(b, 0, 0), Tn, H, x.stride(axis::token), x.stride(axis::head)};
       kernels::rotate(sched_.geometry(), rows,
                       kernels::angle_rows<compute_t<T>>{table.cos_row(p0), table.sin_row(p0), table.pairs()}, dir);

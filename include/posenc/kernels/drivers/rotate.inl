@@ -446,9 +446,10 @@ __attribute__((noinline)) void rotate_tokens(const rope_geometry& g, const head_
 /// One token's rows, nothing to copy (decode in place): one rotate_heads call in a small frame, so a
 /// decode step's second call (k after q) starts its stores while the first call's still drain.
 template <pairing Layout, bool Inverse, bool Fused, storage_type T, class C>
-__attribute__((noinline)) void rotate_token(int P, const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds,
-                                            std::ptrdiff_t n, const C* cos, const C* sin) noexcept {
-  rotate_heads<Layout, Inverse, false, Fused>(P, s, d, ss, ds, n, cos, sin, true);
+__attribute__((noinline)) void rotate_token_heads(int P, const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds,
+                                                  std::ptrdiff_t n, const C* cos, const C* sin) noexcept {
+  const bool by_block = sizeof(T) == 2 || static_cast<std::size_t>(n) * 2 * sizeof(T) * P <= (std::size_t{256} << 10);
+  rotate_heads<Layout, Inverse, false, Fused>(P, s, d, ss, ds, n, cos, sin, by_block);
 }
 
 template <pairing Layout, bool Inverse, bool Stream, bool Fused, storage_type T, class C>
@@ -458,11 +459,32 @@ POSENC_OPS_INLINE void rotate_range(const rope_geometry& g, const head_rows<cons
   if constexpr (!Stream) {
     if (row_begin == 0 && row_end == src.heads && (src.data == dst.data || g.rotary_dim == g.head_dim)) {
       const std::ptrdiff_t a = angles.index(0);
-      return rotate_token<Layout, Inverse, Fused>(g.pairs(), src.data + g.offset, dst.data + g.offset, src.head_stride,
-                                                  dst.head_stride, row_end, angles.cos + a, angles.sin + a);
+      return rotate_token_heads<Layout, Inverse, Fused>(g.pairs(), src.data + g.offset, dst.data + g.offset,
+                                                        src.head_stride, dst.head_stride, row_end, angles.cos + a,
+                                                        angles.sin + a);
     }
   }
   rotate_tokens<Layout, Inverse, Stream, Fused>(g, src, dst, angles, row_begin, row_end);
+}
+
+/// See kernels::rotate_token: n rows of one token in place (rotary slice of row i at x + i * stride),
+/// every argument in a register (no view built in memory on the decode path).
+template <storage_type T, class C>
+inline void rotate_token_rows(pairing layout, rotation dir, int P, T* x, std::ptrdiff_t n, std::ptrdiff_t stride,
+                              const C* cos, const C* sin) noexcept {
+  const auto run = [&]<pairing Layout>(std::integral_constant<pairing, Layout>) POSENC_OPS_LAMBDA_INLINE {
+    const bool fused = active_arithmetic() == arithmetic::fused;
+    if (dir == rotation::inverse) {
+      if (fused) return rotate_token_heads<Layout, true, true>(P, x, x, stride, stride, n, cos, sin);
+      return rotate_token_heads<Layout, true, false>(P, x, x, stride, stride, n, cos, sin);
+    }
+    if (fused) return rotate_token_heads<Layout, false, true>(P, x, x, stride, stride, n, cos, sin);
+    rotate_token_heads<Layout, false, false>(P, x, x, stride, stride, n, cos, sin);
+  };
+  if (layout == pairing::half_split)
+    run(std::integral_constant<pairing, pairing::half_split>{});
+  else
+    run(std::integral_constant<pairing, pairing::interleaved>{});
 }
 
 /// Streaming stores need every rotary slice vector_bytes-aligned (and, half_split, its second half).
