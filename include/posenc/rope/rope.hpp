@@ -124,7 +124,7 @@ class rope {
 
  private:
   template <storage_type T>
-  void rotate_general(tensor_view<T> x, std::span<const std::int64_t> positions,
+  [[gnu::noinline]] void rotate_general(tensor_view<T> x, std::span<const std::int64_t> positions,
                       const cos_sin_table<compute_t<T>>& table, kernels::rotation dir,
                       angle_source source) const noexcept {
     using C = compute_t<T>;
