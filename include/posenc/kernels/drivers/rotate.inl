@@ -126,6 +126,15 @@ POSENC_OPS_INLINE void rotate_heads_regs(const T* s, T* d, std::ptrdiff_t ss, st
       // Interleaved, src and dst alike, pairs inside every aligned vector: the rows are one stream
       // of aligned vectors, vector j of a row (from element j*L - shift) taking the row's angle
       // vectors realigned the same way. The first and last vectors are partial (masked).
+      if (shift == 0) {  // aligned rows: the angle vectors as built, no partial vectors
+        for (std::ptrdiff_t i = 0; i < n; ++i, s += ss, d += ds) {
+          for (int j = 0; j < R; ++j) {
+            const V x = in_register(load_aligned(s + j * L));
+            store_aligned(d + j * L, rot_sum<Fused>(x, c[j], swap_pairs(x), sn[j]));
+          }
+        }
+        return;
+      }
       V cw[R], sw[R];
       for (int j = 0; j < R; ++j) {
         cw[j] = realign(c[(j + R - 1) % R], c[j], to_mem), sw[j] = realign(sn[(j + R - 1) % R], sn[j], to_mem);
