@@ -125,8 +125,8 @@ class rope {
  private:
   template <storage_type T>
   [[gnu::noinline]] void rotate_general(tensor_view<T> x, std::span<const std::int64_t> positions,
-                      const cos_sin_table<compute_t<T>>& table, kernels::rotation dir,
-                      angle_source source) const noexcept {
+                                        const cos_sin_table<compute_t<T>>& table, kernels::rotation dir,
+                                        angle_source source) const noexcept {
     using C = compute_t<T>;
     const auto f = table.frequencies();
     if (source == angle_source::on_the_fly) {
