@@ -3,7 +3,8 @@
 // `kernels::rotate` rotates [tokens, heads, head_dim] rows by per-token cos/sin rows with the best
 // kernel for this CPU (kernels/isa.hpp: chosen once, overridable). Variants: a row range for the
 // caller's thread pool, a split over a parallel_for (the caller's, or the default pool created
-// once: core/parallel.hpp), on-the-fly angles from positions, and a fused q+k call. None of the
+// once: core/parallel.hpp), on-the-fly angles from positions, a fused q+k call, and rotate_token
+// (decode: one token's rows in place, every argument in a register). None of the
 // kernel entries allocates or throws (except rotate_parallel, whose parallel_for may). See
 // kernels/types.hpp for the memory contract and the pairing sketch.
 //
