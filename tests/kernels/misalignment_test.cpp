@@ -2,7 +2,8 @@
 // line (in steps of the element size: a T* is always T-aligned), bit-exact with the scalar oracle on
 // every SIMD ISA: rows sharing one misalignment (head strides a multiple of 64 bytes) and rows that
 // do not, both layouts, in and out of place (dst shifted like src, or differently), and no byte
-// written outside the rows (heads 4, pad 0: the contiguous rows of the aligned-vector paths).
+// written outside the rows (heads 4, pad 0: the contiguous rows of the aligned-vector paths); in
+// place also through the decode entry kernels::rotate_token, one token at a time.
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -79,6 +80,12 @@ TEMPLATE_TEST_CASE("rotation at every misalignment 0..63 bytes is bit-exact with
                 k::rotate(g, k::head_rows<T>{out.data, tokens, heads, ts, hs}, angles, dir);
                 REQUIRE(std::memcmp(out.data, ref.data, n * sizeof(T)) == 0);
                 REQUIRE(out.outside_untouched());
+                // in place, token by token through the decode entry
+                std::memcpy(static_cast<void*>(out.data), src.data, n * sizeof(T));
+                for (std::ptrdiff_t t = 0; t < tokens; ++t)
+                  k::rotate_token(g, out.data + t * ts, heads, hs, cs.data() + t * P, sn.data() + t * P, dir);
+                REQUIRE(std::memcmp(out.data, ref.data, n * sizeof(T)) == 0);
+                REQUIRE(out.outside_untouched());
                 // out of place, dst misaligned differently from src
                 k::rotate(g, x, k::head_rows<T>{other.data, tokens, heads, ts, hs}, angles, dir);
                 REQUIRE(std::memcmp(other.data, ref.data, n * sizeof(T)) == 0);
@@ -135,6 +142,49 @@ TEMPLATE_TEST_CASE("fused rotation at every misalignment equals fused rotation o
           k::rotate(g, k::head_rows<T>{out.data, tokens, heads, ts, D}, angles);
           REQUIRE(std::memcmp(out.data, ref.data, n * sizeof(T)) == 0);
           REQUIRE(out.outside_untouched());
+        }
+      }
+    }
+  }
+}
+
+// kernels::rotate_token (the decode entry) gives rotate()'s bits on every ISA, the scalar one
+// included, in both arithmetic modes: decode shapes (one token, 8 to 40 heads, D 64 / 128, a
+// partial rotary slice), heads contiguous or strided, forward and inverse.
+TEST_CASE("rotate_token equals rotate on a one-token view, every ISA and arithmetic", "[kernels][simd][decode]") {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  struct exact_after {  // back to exact whatever happens
+    ~exact_after() { k::set_arithmetic(k::arithmetic::exact); }
+  } restore;
+  for (k::isa i : {k::isa::scalar, k::isa::avx2, k::isa::avx512, k::isa::neon}) {
+    if (!k::isa_supported(i)) continue;
+    k::scoped_isa use(i);
+    for (auto mode : {k::arithmetic::exact, k::arithmetic::fused}) {
+      k::set_arithmetic(mode);
+      for (int D : {64, 128, 130}) {
+        for (auto layout : {k::pairing::half_split, k::pairing::interleaved}) {
+          const k::rope_geometry g{D, D == 130 ? 124 : D, D == 130 ? 2 : 0, layout};
+          const int P = g.pairs();
+          std::vector<float> cs(static_cast<std::size_t>(P)), sn(cs.size());
+          for (auto& v : cs) v = u(rng);
+          for (auto& v : sn) v = u(rng);
+          for (std::ptrdiff_t heads : {1, 8, 32, 40}) {
+            for (std::ptrdiff_t hs : {std::ptrdiff_t{D}, std::ptrdiff_t{D + 16}}) {
+              const auto n = static_cast<std::size_t>(heads * hs);
+              std::vector<float> ref(n), out(n);
+              for (auto& v : ref) v = u(rng);
+              out = ref;
+              for (auto dir : {k::rotation::forward, k::rotation::inverse}) {
+                INFO("isa " << k::isa_name(i) << " mode " << int(mode) << " D " << D << " layout " << int(layout)
+                            << " heads " << heads << " stride " << hs << " dir " << int(dir));
+                k::rotate(g, k::head_rows<float>{ref.data(), 1, heads, heads * hs, hs},
+                          k::angle_rows<float>{cs.data(), sn.data(), P}, dir);
+                k::rotate_token(g, out.data(), heads, hs, cs.data(), sn.data(), dir);
+                REQUIRE(std::memcmp(out.data(), ref.data(), n * sizeof(float)) == 0);
+              }
+            }
+          }
         }
       }
     }

@@ -3,7 +3,8 @@
 // `kernels::rotate` rotates [tokens, heads, head_dim] rows by per-token cos/sin rows with the best
 // kernel for this CPU (kernels/isa.hpp: chosen once, overridable). Variants: a row range for the
 // caller's thread pool, a split over a parallel_for (the caller's, or the default pool created
-// once: core/parallel.hpp), on-the-fly angles from positions, and a fused q+k call. None of the
+// once: core/parallel.hpp), on-the-fly angles from positions, a fused q+k call, and rotate_token
+// (decode: one token's rows in place, every argument in a register). None of the
 // kernel entries allocates or throws (except rotate_parallel, whose parallel_for may). See
 // kernels/types.hpp for the memory contract and the pairing sketch.
 //
@@ -54,6 +55,13 @@ POSENC_FORCE_INLINE void rotate_rows_on(isa which, const rope_geometry& g, const
                                         const head_rows<T>& dst, const angle_rows<C>& angles, rotation dir,
                                         std::ptrdiff_t begin, std::ptrdiff_t end, bool stream) noexcept {
   POSENC_KERNELS_DISPATCH(which, rotate_rows(g, src, dst, angles, dir, begin, end, stream));
+}
+template <storage_type T, class C>
+POSENC_FORCE_INLINE void rotate_token_on(isa which, const rope_geometry& g, T* x, std::ptrdiff_t heads,
+                                         std::ptrdiff_t head_stride, const C* cos, const C* sin,
+                                         rotation dir) noexcept {
+  POSENC_KERNELS_DISPATCH(which,
+                          rotate_token_rows(g.layout, dir, g.pairs(), x + g.offset, heads, head_stride, cos, sin));
 }
 // Asks for the lines of token t's rows ahead of use: the on-the-fly entries compute a token's angles
 // before touching its rows, and without this the memory system idles meanwhile (DRAM-sized inputs).
@@ -138,6 +146,19 @@ requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate(const rop
                                                                        angle_rows<C> angles,
                                                                        rotation dir = rotation::forward) noexcept {
   rotate(g, impl::as_const(x), x, angles, dir);
+}
+
+/// One token's `heads` rows rotated in place by one angle row (decode: a step's q or k): the same
+/// bits as rotate() on a [1, heads, head_dim] view of them, through an entry whose arguments all
+/// travel in registers (a decode call is ~100 ns; building views in memory cost ~10 of it while
+/// the previous call's stores drained). x: head 0's row (head_dim elements), rows head_stride apart.
+template <storage_type T, class C>
+requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate_token(
+    const rope_geometry& g, T* x, std::ptrdiff_t heads, std::ptrdiff_t head_stride, const C* cos, const C* sin,
+    rotation dir = rotation::forward) noexcept {
+  impl::check_geometry(g);
+  if (heads <= 0) return;
+  impl::rotate_token_on(active_isa(), g, x, heads, head_stride, cos, sin, dir);
 }
 
 /// Work below this many bytes (rows x head_dim x element) runs inline in rotate_parallel: waking

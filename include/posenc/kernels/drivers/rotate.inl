@@ -126,6 +126,15 @@ POSENC_OPS_INLINE void rotate_heads_regs(const T* s, T* d, std::ptrdiff_t ss, st
       // Interleaved, src and dst alike, pairs inside every aligned vector: the rows are one stream
       // of aligned vectors, vector j of a row (from element j*L - shift) taking the row's angle
       // vectors realigned the same way. The first and last vectors are partial (masked).
+      if (shift == 0) {  // aligned rows: the angle vectors as built, no partial vectors
+        for (std::ptrdiff_t i = 0; i < n; ++i, s += ss, d += ds) {
+          for (int j = 0; j < R; ++j) {
+            const V x = in_register(load_aligned(s + j * L));
+            store_aligned(d + j * L, rot_sum<Fused>(x, c[j], swap_pairs(x), sn[j]));
+          }
+        }
+        return;
+      }
       V cw[R], sw[R];
       for (int j = 0; j < R; ++j) {
         cw[j] = realign(c[(j + R - 1) % R], c[j], to_mem), sw[j] = realign(sn[(j + R - 1) % R], sn[j], to_mem);
@@ -188,7 +197,7 @@ POSENC_OPS_INLINE void rotate_heads_regs(const T* s, T* d, std::ptrdiff_t ss, st
       };
       for (std::ptrdiff_t i = 0; i < n; ++i, u += ss, w += ds) {
         const bool last_row = i + 1 == n;
-        [&]<int... J>(std::integer_sequence<int, J...>) {
+        [&]<int... J>(std::integer_sequence<int, J...>) POSENC_OPS_LAMBDA_INLINE {
           ((J == 0 && i == 0
                 ? store_lanes_from(w, at(std::integral_constant<int, J>{}, u + (J + H) * L, last_row), shift)
                 : store_aligned(w + J * L, at(std::integral_constant<int, J>{}, u + (J + H) * L, last_row))),
@@ -419,8 +428,9 @@ POSENC_OPS_INLINE void rotate_heads(int P, const T* s, T* d, std::ptrdiff_t ss, 
 /// Rows [row_begin, row_end) with every per-call decision (layout, direction, streaming, pass-through
 /// copy) taken once: per token only pointer arithmetic and rotate_heads remain.
 template <pairing Layout, bool Inverse, bool Stream, bool Fused, storage_type T, class C>
-inline void rotate_range(const rope_geometry& g, const head_rows<const T>& src, const head_rows<T>& dst,
-                         const angle_rows<C>& angles, std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
+__attribute__((noinline)) void rotate_tokens(const rope_geometry& g, const head_rows<const T>& src,
+                                             const head_rows<T>& dst, const angle_rows<C>& angles,
+                                             std::ptrdiff_t row_begin, std::ptrdiff_t row_end) noexcept {
   const int P = g.pairs(), o = g.offset, end = o + g.rotary_dim;
   const bool copy = src.data != dst.data && (o > 0 || end < g.head_dim);
   // Block order where it pays: cache-resident ranges, and 16-bit storage (bound by arithmetic).
@@ -440,6 +450,50 @@ inline void rotate_range(const rope_geometry& g, const head_rows<const T>& src, 
     }
     r += n;
   }
+}
+
+/// One token's rows, nothing to copy (decode in place): one rotate_heads call in a small frame, so a
+/// decode step's second call (k after q) starts its stores while the first call's still drain.
+template <pairing Layout, bool Inverse, bool Fused, storage_type T, class C>
+__attribute__((noinline)) void rotate_token_heads(int P, const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds,
+                                                  std::ptrdiff_t n, const C* cos, const C* sin) noexcept {
+  const bool by_block = sizeof(T) == 2 || static_cast<std::size_t>(n) * 2 * sizeof(T) * P <= (std::size_t{256} << 10);
+  rotate_heads<Layout, Inverse, false, Fused>(P, s, d, ss, ds, n, cos, sin, by_block);
+}
+
+template <pairing Layout, bool Inverse, bool Stream, bool Fused, storage_type T, class C>
+POSENC_OPS_INLINE void rotate_range(const rope_geometry& g, const head_rows<const T>& src, const head_rows<T>& dst,
+                                    const angle_rows<C>& angles, std::ptrdiff_t row_begin,
+                                    std::ptrdiff_t row_end) noexcept {
+  if constexpr (!Stream) {
+    if (row_begin == 0 && row_end == src.heads && (src.data == dst.data || g.rotary_dim == g.head_dim)) {
+      const std::ptrdiff_t a = angles.index(0);
+      return rotate_token_heads<Layout, Inverse, Fused>(g.pairs(), src.data + g.offset, dst.data + g.offset,
+                                                        src.head_stride, dst.head_stride, row_end, angles.cos + a,
+                                                        angles.sin + a);
+    }
+  }
+  rotate_tokens<Layout, Inverse, Stream, Fused>(g, src, dst, angles, row_begin, row_end);
+}
+
+/// See kernels::rotate_token: n rows of one token in place (rotary slice of row i at x + i * stride),
+/// every argument in a register (no view built in memory on the decode path).
+template <storage_type T, class C>
+inline void rotate_token_rows(pairing layout, rotation dir, int P, T* x, std::ptrdiff_t n, std::ptrdiff_t stride,
+                              const C* cos, const C* sin) noexcept {
+  const auto run = [&]<pairing Layout>(std::integral_constant<pairing, Layout>) POSENC_OPS_LAMBDA_INLINE {
+    const bool fused = active_arithmetic() == arithmetic::fused;
+    if (dir == rotation::inverse) {
+      if (fused) return rotate_token_heads<Layout, true, true>(P, x, x, stride, stride, n, cos, sin);
+      return rotate_token_heads<Layout, true, false>(P, x, x, stride, stride, n, cos, sin);
+    }
+    if (fused) return rotate_token_heads<Layout, false, true>(P, x, x, stride, stride, n, cos, sin);
+    rotate_token_heads<Layout, false, false>(P, x, x, stride, stride, n, cos, sin);
+  };
+  if (layout == pairing::half_split)
+    run(std::integral_constant<pairing, pairing::half_split>{});
+  else
+    run(std::integral_constant<pairing, pairing::interleaved>{});
 }
 
 /// Streaming stores need every rotary slice vector_bytes-aligned (and, half_split, its second half).

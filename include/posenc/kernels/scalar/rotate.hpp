@@ -86,6 +86,15 @@ inline void rotate(const rope_geometry& g, head_rows<const T> src, head_rows<T> 
   scalar::rotate_rows(g, src, dst, angles, dir, 0, src.tokens * src.heads);
 }
 
+/// n rows of one token in place (rotary slice of row i at x + i * stride, P pairs): the decode
+/// entry's oracle (kernels::rotate_token).
+template <storage_type T, class C>
+inline void rotate_token_rows(pairing layout, rotation dir, int P, T* x, std::ptrdiff_t n, std::ptrdiff_t stride,
+                              const C* cos, const C* sin) noexcept {
+  const rope_geometry g{2 * P, 2 * P, 0, layout};
+  for (std::ptrdiff_t i = 0; i < n; ++i) rotate_pairs(g, x + i * stride, x + i * stride, cos, sin, dir, 0, P);
+}
+
 }  // namespace scalar
 }  // namespace POSENC_KERNELS_ABI
 }  // namespace posenc::inline v0::kernels
