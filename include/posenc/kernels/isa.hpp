@@ -137,8 +137,8 @@ inline bool has_f16c() noexcept {
   return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
 }
 // AVX512_BF16 (VCVTNE2PS2BF16, VDPBF16PS) through CPUID leaf 7 sub-leaf 1, EAX bit 5; the caller has
-// checked AVX-512 itself. Used by the bfloat16 stores of the rotation kernels and the opt-in
-// bf16 dot products of the fast attention.
+// checked AVX-512 itself. Used by the bfloat16 stores of the rotation kernels and the fast
+// attention's bf16 dot products (its default for bfloat16 K/V where the CPU has them).
 inline bool has_avx512bf16() noexcept {
   unsigned a = 0, b = 0, c = 0, d = 0;
   return __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 5)) != 0;
