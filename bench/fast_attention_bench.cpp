@@ -245,8 +245,12 @@ void BM_prefill_sdpa(benchmark::State& state) {
 
 // ---- decode: one token, Hq = 32, Hkv = 8, D = 128, range(0) cached tokens ----
 
+/// K/V layouts of a decode cache: token-major [token][head][dim] (llama.cpp, vLLM's blocks, posenc's kv_cache) or
+/// head-major [head][token][dim] (Hugging Face's [batch, heads, seq, dim]).
+enum class cache_layout { token_major, head_major };
+
 template <class T>
-void decode(benchmark::State& state, bool bf16_dot = false) {
+void decode(benchmark::State& state, bool bf16_dot = false, cache_layout layout = cache_layout::token_major) {
   const auto L = static_cast<std::ptrdiff_t>(state.range(0));
   const int threads = static_cast<int>(state.range(1));
   constexpr std::ptrdiff_t Hq = 32, Hkv = 8;
@@ -258,9 +262,12 @@ void decode(benchmark::State& state, bool bf16_dot = false) {
       .executor = pool(threads).as_parallel_for(), .workspace = &ws, .bf16_dot_products = bf16_dot};
   using tv = posenc::tensor_view<const T>;
   for (auto _ : state) {
-    posenc::attention(posenc::tensor_view<const float>::thd(q.data(), 1, Hq, kD), tv::thd(k.data(), L, Hkv, kD),
-                      tv::thd(v.data(), L, Hkv, kD), posenc::tensor_view<float>::thd(out.data(), 1, Hq, kD),
-                      posenc::no_position{}, {.causal = true}, f);
+    const bool hm = layout == cache_layout::head_major;
+    const tv kv = hm ? tv::bhtd(k.data(), 1, Hkv, L, kD) : tv::thd(k.data(), L, Hkv, kD),
+             vv = hm ? tv::bhtd(v.data(), 1, Hkv, L, kD) : tv::thd(v.data(), L, Hkv, kD);
+    posenc::attention(posenc::tensor_view<const float>::thd(q.data(), 1, Hq, kD), kv, vv,
+                      posenc::tensor_view<float>::thd(out.data(), 1, Hq, kD), posenc::no_position{}, {.causal = true},
+                      f);
     benchmark::DoNotOptimize(out.data());
   }
   state.counters["bytes/s"] =
@@ -279,6 +286,13 @@ void BM_decode_bf16(benchmark::State& s) {
 /// the exact kernels where the CPU lacks them).
 void BM_decode_bf16_dot(benchmark::State& s) {
   decode<posenc::bfloat16>(s, true);
+}
+/// The same calls on a head-major cache.
+void BM_decode_fp32_head_major(benchmark::State& s) {
+  decode<float>(s, false, cache_layout::head_major);
+}
+void BM_decode_bf16_dot_head_major(benchmark::State& s) {
+  decode<posenc::bfloat16>(s, true, cache_layout::head_major);
 }
 
 }  // namespace
@@ -324,6 +338,18 @@ BENCHMARK(BM_decode_bf16)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_decode_bf16_dot)
+    ->Args({kCached, 1})
+    ->Args({kCached, 2})
+    ->Args({kInCache, 1})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_decode_fp32_head_major)
+    ->Args({kCached, 1})
+    ->Args({kCached, 2})
+    ->Args({kInCache, 1})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_decode_bf16_dot_head_major)
     ->Args({kCached, 1})
     ->Args({kCached, 2})
     ->Args({kInCache, 1})

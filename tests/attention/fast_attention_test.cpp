@@ -264,6 +264,36 @@ TEST_CASE("attention: bit-identical for any thread count and execution order", "
   }
 }
 
+TEST_CASE("attention: a head-major K/V cache ([batch, heads, seq, dim]) meets the bound, any thread count", "[fast]") {
+  // Head-major keys take one kv head per work item on the in-place path (token-major keys take every
+  // head of a token at once): both orders against the oracle, GQA/MQA, key splits, decode and a few rows.
+  posenc::thread_pool two(2);
+  const posenc::rope rope({.head_dim = 64});
+  for (const fast_shape s : {fast_shape{.B = 2, .Sq = 1, .Sk = 300, .Hq = 8, .Hkv = 2, .D = 64, .Dv = 64},
+                             fast_shape{.B = 1, .Sq = 1, .Sk = 1000, .Hq = 4, .Hkv = 1, .D = 64, .Dv = 64},
+                             fast_shape{.B = 1, .Sq = 3, .Sk = 77, .Hq = 8, .Hkv = 8, .D = 64, .Dv = 64},
+                             fast_shape{.B = 1, .Sq = 1, .Sk = 5, .Hq = 16, .Hkv = 4, .D = 64, .Dv = 64}}) {
+    fast_inputs<float> in(s, 41);
+    fast_inputs<posenc::bfloat16> hb(s, 42);
+    in.head_major_kv = hb.head_major_kv = true;
+    fast_masks m;
+    m.causal = true;
+    for (const std::ptrdiff_t split : {64, 2048}) {
+      posenc::fast_attention_options f{.split_keys = split};
+      check_case("head-major none", in, posenc::no_position{}, m, f);
+      check_case("head-major rope+alibi", in, posenc::combine(rope, posenc::alibi({.num_heads = s.Hq})), m, f);
+      f.bf16_dot_products = false;
+      check_case("head-major bf16", hb, rope, m, f);
+      f.bf16_dot_products = true;
+      check_case("head-major bf16 dot", hb, rope, m, f, 1.0, bf16_dot_bound);
+      const auto one = run_fast(in, rope, m.options(), f);
+      f.executor = two.as_parallel_for();
+      const auto both = run_fast(in, rope, m.options(), f);
+      CHECK(std::memcmp(one.data(), both.data(), one.size() * sizeof(float)) == 0);
+    }
+  }
+}
+
 TEST_CASE("attention: a decode step equals the last row of the prefill", "[fast]") {
   const std::ptrdiff_t S = 300, H = 8, Hkv = 2, D = 64;
   const fast_inputs<float> in({.B = 1, .Sq = S, .Sk = S, .Hq = H, .Hkv = Hkv, .D = D, .Dv = D}, 21);

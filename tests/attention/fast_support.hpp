@@ -59,6 +59,7 @@ struct fast_inputs {
   std::vector<float> q;
   std::vector<T> k, v;
   std::vector<double> qd, kd, vd;
+  bool head_major_kv = false;  ///< run_fast hands K and V over as [batch, heads, seq, dim] copies
   fast_inputs(fast_shape sh, std::uint64_t seed, double qk_amp = 1.0) : s(sh) {
     const auto nq = static_cast<std::size_t>(s.B * s.Sq * s.Hq * s.D),
                nk = static_cast<std::size_t>(s.B * s.Sk * s.Hkv * s.D),
@@ -85,8 +86,21 @@ std::vector<float> run_fast(const fast_inputs<T>& in, const auto& enc, const pos
   std::vector<float> out(static_cast<std::size_t>(s.B * s.Sq * s.Hq * s.Dv), -7.0f);
   using cv = posenc::tensor_view<const float>;
   using tv = posenc::tensor_view<const T>;
-  posenc::attention(cv::bthd(in.q.data(), s.B, s.Sq, s.Hq, s.D), tv::bthd(in.k.data(), s.B, s.Sk, s.Hkv, s.D),
-                    tv::bthd(in.v.data(), s.B, s.Sk, s.Hkv, s.Dv),
+  auto head_major = [&](const std::vector<T>& x, std::ptrdiff_t d) {  // [b][t][h][:] -> [b][h][t][:]
+    std::vector<T> y(x.size());
+    for (std::ptrdiff_t b = 0; b < s.B; ++b)
+      for (std::ptrdiff_t t = 0; t < s.Sk; ++t)
+        for (std::ptrdiff_t h = 0; h < s.Hkv; ++h)
+          std::copy_n(x.begin() + ((b * s.Sk + t) * s.Hkv + h) * d, d, y.begin() + ((b * s.Hkv + h) * s.Sk + t) * d);
+    return y;
+  };
+  const std::vector<T> kh = in.head_major_kv ? head_major(in.k, s.D) : std::vector<T>{},
+                       vh = in.head_major_kv ? head_major(in.v, s.Dv) : std::vector<T>{};
+  const auto kv =
+      in.head_major_kv ? tv::bhtd(kh.data(), s.B, s.Hkv, s.Sk, s.D) : tv::bthd(in.k.data(), s.B, s.Sk, s.Hkv, s.D);
+  const auto vv =
+      in.head_major_kv ? tv::bhtd(vh.data(), s.B, s.Hkv, s.Sk, s.Dv) : tv::bthd(in.v.data(), s.B, s.Sk, s.Hkv, s.Dv);
+  posenc::attention(cv::bthd(in.q.data(), s.B, s.Sq, s.Hq, s.D), kv, vv,
                     posenc::tensor_view<float>::bthd(out.data(), s.B, s.Sq, s.Hq, s.Dv), enc, o, f);
   return out;
 }

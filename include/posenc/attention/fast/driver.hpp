@@ -473,9 +473,13 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
   c.TQ = f.query_tile > 0 ? f.query_tile : static_cast<int>(std::max<std::ptrdiff_t>(1, 64 / G));
   c.nqt = (Sq + c.TQ - 1) / c.TQ;
   c.packed = G * std::min<std::ptrdiff_t>(c.TQ, Sq) >= 16 || !k.dim_contiguous() || !v.dim_contiguous();
-  // In-place (decode) path: one item takes every kv head, so a key tile's rows (all heads of a
-  // token are adjacent) are read together rather than one head's rows Hkv rows apart.
-  c.gpi = c.packed ? 1 : Hkv;
+  // In-place (decode) path: with token-major keys one item takes every kv head, so a key tile's rows
+  // (all heads of a token are adjacent) are read together rather than one head's rows Hkv rows apart.
+  // Head-major keys (heads farther apart than tokens, [batch, heads, seq, dim]) take one head per
+  // item: its K and V rows are two contiguous runs, and the kernels' prefetches (rows of the tile's
+  // tokens, ahead) ask for that head's rows. With every head per item they asked for head 0's rows
+  // only, and the other heads ran on the hardware prefetcher: 0.6x the one-core rate from DRAM.
+  c.gpi = c.packed || k.stride(axis::head) > k.stride(axis::token) ? 1 : Hkv;
   if constexpr (std::is_same_v<TK, bfloat16>)
     c.dot_qk = f.bf16_dot_products && !c.packed && kern.qk_heads_bf16_dot != nullptr && D % 32 == 0;
   if constexpr (std::is_same_v<TV, bfloat16>)
