@@ -146,6 +146,52 @@ void BM_anchor_read_bw(benchmark::State& state) {
   state.counters["bytes/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(bytes),
                                                  benchmark::Counter::kIsRate);
 }
+/// A model of the fp32 decode kernel's memory order with no arithmetic: the same K/V reads and software
+/// prefetches (tile-inl.hpp: qk_by_token, pv_by_head) over a token-major [token][8 heads][128] cache in
+/// 64-token tiles, each vector added to a sum instead of multiplied. Not an anchor of any target: its
+/// rate against the read loop is what the order alone costs; the kernel's against it, the arithmetic.
+__attribute__((target("avx512f"), noinline)) float decode_order_model(const float* K, const float* V,
+                                                                      std::ptrdiff_t L) {
+  constexpr std::ptrdiff_t H = 8, D = 128, T = 64, ks = H * D, ahead = 16;
+  auto pf = [](const float* a, std::ptrdiff_t bytes) {  // as prefetch_l2: every line of the range into L2
+    for (std::ptrdiff_t x = 0; x < bytes; x += 64) _mm_prefetch(reinterpret_cast<const char*>(a) + x, _MM_HINT_T1);
+  };
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  for (std::ptrdiff_t j0 = 0; j0 < L; j0 += T) {
+    const float *kt = K + j0 * ks, *vt = V + j0 * ks;
+    for (std::ptrdiff_t j = 0; j < T; j += 4)  // QK^T: four tokens, head by head; K ahead, this block's V
+      for (std::ptrdiff_t g = 0; g < H; ++g) {
+        pf(kt + (j + ahead) * ks + g * 4 * ks / H, 4 * ks * 4 / H);
+        for (std::ptrdiff_t t = 0; t < 4; ++t) pf(vt + (j + t) * ks + g * D, D * 4);
+        for (std::ptrdiff_t t = 0; t < 4; ++t)
+          for (std::ptrdiff_t d = 0; d < D; d += 32) {
+            s0 = _mm512_add_ps(s0, _mm512_loadu_ps(kt + (j + t) * ks + g * D + d));
+            s1 = _mm512_add_ps(s1, _mm512_loadu_ps(kt + (j + t) * ks + g * D + d + 16));
+          }
+      }
+    for (std::ptrdiff_t g = 0; g < H; ++g)  // PV: head by head, 64 columns at a time; the next tile's K
+      for (std::ptrdiff_t c = 0; c < D; c += 64)
+        for (std::ptrdiff_t j = 0; j < T; ++j) {
+          if (c == 0 && j0 + T < L) pf(kt + T * ks + g * T * ks / H + j * ks / T, ks * 4 / T);
+          const float* r = vt + j * ks + g * D + c;
+          s0 = _mm512_add_ps(s0, _mm512_loadu_ps(r)), s1 = _mm512_add_ps(s1, _mm512_loadu_ps(r + 16));
+          s2 = _mm512_add_ps(s2, _mm512_loadu_ps(r + 32)), s3 = _mm512_add_ps(s3, _mm512_loadu_ps(r + 48));
+        }
+  }
+  alignas(64) float r[16];
+  _mm512_store_ps(r, _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+  return r[0] + r[15];
+}
+
+/// The model on the decode shape's fp32 K+V (range(0) tokens), one thread.
+void BM_model_decode_order(benchmark::State& state) {
+  const auto L = static_cast<std::ptrdiff_t>(state.range(0));
+  const auto k = filled<float>(static_cast<std::size_t>(L * 8 * 128), 1, 2), v = filled<float>(k.size(), 1, 3);
+  for (auto _ : state) benchmark::DoNotOptimize(decode_order_model(k.data(), v.data(), L));
+  state.counters["bytes/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(k.size() * sizeof(float)),
+                         benchmark::Counter::kIsRate);
+}
 #endif
 
 // ---- prefill: causal, one head, Sq = Sk = S, D = 128 ----
@@ -307,6 +353,7 @@ constexpr std::int64_t kPrefill = 256, kCached = 1024, kMiB32 = 8, kMiB16 = 4, k
 #if defined(__x86_64__)
 BENCHMARK(BM_anchor_fma_peak)->Unit(benchmark::kMillisecond);
 // K+V bytes of the decode shapes: fp32 256 MiB, bf16 128 MiB (32768 tokens x 8 heads x 128 x 2)
+BENCHMARK(BM_model_decode_order)->Arg(kCached)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_anchor_read_bw)
     ->Args({kMiB32, 1})
     ->Args({kMiB16, 1})
