@@ -370,35 +370,13 @@ BENCHMARK(BM_prefill_shaw_kv)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_none_2threads)->Arg(kPrefill)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_eigen)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_sdpa)->Arg(kPrefill)->Iterations(1)->Unit(benchmark::kMillisecond);
-// decode: kCached tokens (K+V from DRAM, against the read loop) and kInCache tokens (K+V in L3: about
-// the kernel's compute rate, the other bound of the DRAM rows)
-BENCHMARK(BM_decode_fp32)
-    ->Args({kCached, 1})
-    ->Args({kCached, 2})
-    ->Args({kInCache, 1})
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_decode_bf16)
-    ->Args({kCached, 1})
-    ->Args({kCached, 2})
-    ->Args({kInCache, 1})
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_decode_bf16_dot)
-    ->Args({kCached, 1})
-    ->Args({kCached, 2})
-    ->Args({kInCache, 1})
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_decode_fp32_head_major)
-    ->Args({kCached, 1})
-    ->Args({kCached, 2})
-    ->Args({kInCache, 1})
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_decode_bf16_dot_head_major)
-    ->Args({kCached, 1})
-    ->Args({kCached, 2})
-    ->Args({kInCache, 1})
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+// decode: kCached tokens (K+V from DRAM, against the read loop) on 1 and 2 threads, and kInCache tokens
+// (K+V in L3: about the kernel's compute rate, the other bound of the DRAM rows)
+static void decode_shapes(benchmark::internal::Benchmark* b) {
+  b->Args({kCached, 1})->Args({kCached, 2})->Args({kInCache, 1})->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+BENCHMARK(BM_decode_fp32)->Apply(decode_shapes);
+BENCHMARK(BM_decode_bf16)->Apply(decode_shapes);
+BENCHMARK(BM_decode_bf16_dot)->Apply(decode_shapes);
+BENCHMARK(BM_decode_fp32_head_major)->Apply(decode_shapes);
+BENCHMARK(BM_decode_bf16_dot_head_major)->Apply(decode_shapes);
