@@ -266,13 +266,14 @@ TEST_CASE("attention: bit-identical for any thread count and execution order", "
 
 TEST_CASE("attention: a head-major K/V cache ([batch, heads, seq, dim]) meets the bound, any thread count", "[fast]") {
   // Head-major keys take one kv head per work item on the in-place path (token-major keys take every
-  // head of a token at once): both orders against the oracle, GQA/MQA, key splits, decode and a few rows.
+  // head of a token at once): against the oracle, GQA 4 and 8, MQA, key splits, decode and a few rows.
   posenc::thread_pool two(2);
-  const posenc::rope rope({.head_dim = 64});
   for (const fast_shape s : {fast_shape{.B = 2, .Sq = 1, .Sk = 300, .Hq = 8, .Hkv = 2, .D = 64, .Dv = 64},
                              fast_shape{.B = 1, .Sq = 1, .Sk = 1000, .Hq = 4, .Hkv = 1, .D = 64, .Dv = 64},
                              fast_shape{.B = 1, .Sq = 3, .Sk = 77, .Hq = 8, .Hkv = 8, .D = 64, .Dv = 64},
-                             fast_shape{.B = 1, .Sq = 1, .Sk = 5, .Hq = 16, .Hkv = 4, .D = 64, .Dv = 64}}) {
+                             fast_shape{.B = 1, .Sq = 1, .Sk = 5, .Hq = 16, .Hkv = 4, .D = 64, .Dv = 64},
+                             fast_shape{.B = 1, .Sq = 1, .Sk = 131, .Hq = 16, .Hkv = 2, .D = 128, .Dv = 128}}) {
+    const posenc::rope rope({.head_dim = static_cast<int>(s.D)});
     fast_inputs<float> in(s, 41);
     fast_inputs<posenc::bfloat16> hb(s, 42);
     in.head_major_kv = hb.head_major_kv = true;
