@@ -68,6 +68,8 @@ class attention_mask {
     }
     if (o.sliding_window)
       detail::require(*o.sliding_window >= 1, "attention.sliding_window", *o.sliding_window, ">= 1");
+    detail::require(!o.attention_chunk, "attention.attention_chunk", o.attention_chunk.value_or(0), "absent (not implemented yet)");
+    detail::require(!o.logit_softcap, "attention.logit_softcap", o.logit_softcap.value_or(0.0), "absent (not implemented yet)");
   }
 
   attention_mask(const attention_mask&) = delete;  // the spans may point into this object

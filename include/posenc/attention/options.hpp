@@ -32,6 +32,14 @@ struct attention_options {
   /// the difference is never wrapped (query 0 and key INT64_MIN: causal allows, a window refuses).
   std::optional<std::int64_t> sliding_window{};
 
+  /// Chunked attention (Llama 4 `attention_chunk_size`) C >= 1 on positions: key j is visible for
+  /// query i iff floor(query_pos / C) == floor(key_pos / C) (and the causal rule, when set).
+  std::optional<std::int64_t> attention_chunk{};
+
+  /// Logit soft-capping (Gemma 2 `attn_logit_softcapping`) cap > 0: every logit l = scale * q.k +
+  /// bias becomes cap * tanh(l / cap) before the mask is applied.
+  std::optional<double> logit_softcap{};
+
   /// Explicit positions, one per (batch, token), row-major: [B * Sq] and [B * Sk]. Give both or
   /// neither. Neither: keys are 0..Sk-1 and queries the LAST Sq of them, Sk - Sq + i (bottom-right
   /// alignment, FlashAttention / t2t / CT2). They drive the masks and every positional hook.
