@@ -17,7 +17,7 @@ int main() {
       for (std::ptrdiff_t j = 0; j <= i; ++j) scores[(h * T + i) * T + j] += alibi.bias(h, i, j);
 
   for (std::ptrdiff_t h = 0; h < H; ++h) std::printf("head %td slope %.6g\n", h, alibi.slopes()[h]);
-  // PE_SPEC 6.1: 6 heads -> 2^-2, 2^-4, 2^-6, 2^-8, 2^-1, 2^-3.
+  // docs/spec.md §6.1: 6 heads -> 2^-2, 2^-4, 2^-6, 2^-8, 2^-1, 2^-3.
   const double expected[] = {0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125};
   for (std::ptrdiff_t h = 0; h < H; ++h)
     if (alibi.slopes()[h] != expected[h]) return 1;

@@ -1,7 +1,7 @@
 // examples/06_interleaved_to_half_split.cpp — convert interleaved (GPT-J / Meta) q/k weights to
 // half-split (HF Llama) rows and check that attention scores do not change.
 //
-// W_q and W_k rows are permuted within each head (PE_SPEC 7.3); q.k is invariant because the same
+// W_q and W_k rows are permuted within each head (docs/spec.md §7.3); q.k is invariant because the same
 // permutation is applied to both sides. Under GQA, permute K with the number of KV heads.
 #include <cmath>
 #include <cstdio>

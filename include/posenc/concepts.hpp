@@ -1,6 +1,6 @@
 // posenc/concepts.hpp — the one concept every encoder models, and one refinement per hook point.
 //
-// An encoding acts on attention at one or more of four points (DESIGN §3, PE_SPEC §0):
+// An encoding acts on attention at one or more of four points (docs/design.md §3, docs/spec.md §0):
 //
 //   additive      x[p] += PE(p) on the token embedding, before the projections  (learned, sinusoidal)
 //   qk_transform  q, k rewritten from their own positions, before scores/cache  (RoPE, xPos)

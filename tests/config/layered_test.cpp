@@ -209,7 +209,7 @@ TEST_CASE("embedded published configs: Qwen2.5-VL, Qwen3-VL, Llama 4, gpt-oss", 
     }
     CHECK(cfg.layers[0].window == 128);
     CHECK(!cfg.layers[1].window);
-    // fractional correction range (PE_SPEC §8.5: [8.0928, 17.3980]; ggml's floor/ceil gives [8, 18])
+    // fractional correction range (docs/spec.md §8.5: [8.0928, 17.3980]; ggml's floor/ceil gives [8, 18])
     const auto [lo, hi] = yarn_correction_range(32, 1, 64, 150000, 4096, false);
     CHECK(std::fabs(lo - 8.0928) < 1e-4);
     CHECK(std::fabs(hi - 17.3980) < 1e-4);

@@ -1,4 +1,4 @@
-// ALiBi: golden slopes (fp64 and fp32) and BLOOM rows, PE_SPEC §6.1, the bias forms and their
+// ALiBi: golden slopes (fp64 and fp32) and BLOOM rows, docs/spec.md §6.1, the bias forms and their
 // equality under a causal softmax, tensor-parallel slicing, overrides, invalid inputs.
 #include <cmath>
 #include <string>
@@ -50,7 +50,7 @@ TEST_CASE("alibi: golden slopes (ofirpress fp64, BLOOM fp32) and BLOOM rows", "[
   }
 }
 
-TEST_CASE("alibi: PE_SPEC 6.1 slopes", "[alibi]") {
+TEST_CASE("alibi: docs/spec.md §6.1 slopes", "[alibi]") {
   auto p2 = [](double e) { return std::exp2(e); };
   CHECK(alibi_slopes(1) == std::vector<double>{p2(-8)});
   CHECK(alibi_slopes(2) == std::vector<double>{p2(-4), p2(-8)});

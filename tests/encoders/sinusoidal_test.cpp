@@ -1,4 +1,4 @@
-// Sinusoidal encodings: the golden tables of the three conventions, the PE_SPEC §3.1 d=4 example,
+// Sinusoidal encodings: the golden tables of the three conventions, the docs/spec.md §3.1 d=4 example,
 // odd-d policies, caching, negative positions and invalid configurations.
 #include <cmath>
 #include <string>
@@ -56,7 +56,7 @@ TEST_CASE("sinusoidal: golden tables (interleaved, Marian, fairseq)", "[sinusoid
       // Tolerance: README atol (1e-13; fairseq 1e-12) plus 2.5e-16 * row. The reference fp64 tables
       // round the angle p / 10000^(2k/d) to double (and numpy's pow/sin add an ulp): measured
       // 3.3e-13 = 1.6e-16 * row against RN(p / pow(...)) at row 2047, so 1e-13 alone is below the
-      // reference's own rounding for rows > ~900. We form p * w exactly instead (PE_SPEC §1.3).
+      // reference's own rounding for rows > ~900. We form p * w exactly instead (docs/spec.md §1.3).
       const double tol64 = (fairseq ? 1e-12 : 1e-13) + 2.5e-16 * static_cast<double>(r);
       POSENC_CHECK_CLOSE(row_of<double>(s, r), flatten(t64[k]), tol64, 0.0);
       POSENC_CHECK_CLOSE(row_of<float>(s, r), flatten(t32[k]), fairseq ? 2e-6 + 1.2e-7 * static_cast<double>(r) : 1e-6,
@@ -73,7 +73,7 @@ TEST_CASE("sinusoidal: golden tables (interleaved, Marian, fairseq)", "[sinusoid
   }
 }
 
-TEST_CASE("sinusoidal: PE_SPEC 3.1 worked example d = 4", "[sinusoidal]") {
+TEST_CASE("sinusoidal: docs/spec.md §3.1 worked example d = 4", "[sinusoidal]") {
   for (const std::int64_t p : {std::int64_t{0}, std::int64_t{3}, std::int64_t{1000}, std::int64_t{1000000}}) {
     INFO("p = " << p);
     const double x = static_cast<double>(p);

@@ -1,4 +1,4 @@
-// T5 buckets: golden cases exact, PE_SPEC §5.3 tables, the threshold path against the float32
+// T5 buckets: golden cases exact, docs/spec.md §5.3 tables, the threshold path against the float32
 // reference over [-10^6, 10^6], monotonicity, the bias gather, invalid inputs.
 #include <cstdlib>
 #include <string>
@@ -39,7 +39,7 @@ TEST_CASE("t5: golden buckets are exact", "[t5][golden]") {
   }
 }
 
-TEST_CASE("t5: PE_SPEC 5.3 tables", "[t5]") {
+TEST_CASE("t5: docs/spec.md §5.3 tables", "[t5]") {
   // Bidirectional N=32, M=128: first |r| of each log bucket 8..15 (add 16 for r > 0).
   const t5_buckets bi({});
   CHECK(std::vector<std::int64_t>(bi.thresholds().begin(), bi.thresholds().end()) ==

@@ -1,7 +1,7 @@
 // tests/kernels/angles_simd_test.cpp — accuracy of the cos/sin row builders against an independent
 // long-double reference, for every ISA the machine runs.
 //
-// compute_angles (tables, DESIGN §5): float rows within half an ulp of exact (+1e-15), double rows
+// compute_angles (tables, docs/design.md §5): float rows within half an ulp of exact (+1e-15), double rows
 // within 1e-15; row_angles<float> (the on-the-fly path): within 2e-7 of exact at any position
 // below 2^31. Positions near 2^16, 2^20, 2^24, 2^31 for bases 1e4, 5e5 and 1e6.
 #include <cmath>

@@ -1,4 +1,4 @@
-// Frequency schedules: golden HF inv_freq, PE_SPEC tiny vectors and golden constants.
+// Frequency schedules: golden HF inv_freq, the tiny vectors and golden constants of docs/spec.md §8.
 #include <cmath>
 #include <numbers>
 #include <vector>
@@ -43,7 +43,7 @@ TEST_CASE("schedule matches every rope_configs golden case", "[rope][schedule][g
   }
 }
 
-TEST_CASE("YaRN tiny vector (PE_SPEC 8.5)", "[rope][schedule][yarn]") {
+TEST_CASE("YaRN tiny vector (docs/spec.md §8.5)", "[rope][schedule][yarn]") {
   const rope_schedule s(
       rope_config{.head_dim = 16, .theta = 1e4, .scaling = yarn_scaling{.factor = 4, .original_max_position = 64}});
   const auto [low, high] = yarn_correction_range(32, 1, 16, 1e4, 64, true);
@@ -56,7 +56,7 @@ TEST_CASE("YaRN tiny vector (PE_SPEC 8.5)", "[rope][schedule][yarn]") {
   CHECK(s.base().softmax_scale_multiplier == 1.0);
 }
 
-TEST_CASE("Llama 3 tiny vector (PE_SPEC 8.6)", "[rope][schedule][llama3]") {
+TEST_CASE("Llama 3 tiny vector (docs/spec.md §8.6)", "[rope][schedule][llama3]") {
   const rope_schedule s(rope_config{
       .head_dim = 16,
       .theta = 1e4,
@@ -98,7 +98,7 @@ TEST_CASE("Llama 3 blend is continuous at both (inclusive) band boundaries", "[r
   CHECK(w[2] == Approx((1 - 1.0 / 3) * in[2] / 8 + in[2] / 3).epsilon(1e-15));
 }
 
-TEST_CASE("YaRN golden correction ranges and get_mscale (PE_SPEC 8.5)", "[rope][schedule][yarn]") {
+TEST_CASE("YaRN golden correction ranges and get_mscale (docs/spec.md §8.5)", "[rope][schedule][yarn]") {
   {
     const auto [lo, hi] = yarn_correction_range(32, 1, 128, 1e4, 4096, false);
     CHECK(lo == Approx(20.94).margin(0.005));
@@ -190,7 +190,7 @@ TEST_CASE("YaRN low == high adds 0.001 to high; extrapolation_factor 0 is pure i
   for (std::size_t k = 0; k < 64; ++k) CHECK(s0.base().inv_freq[k] == Approx(plain[k] / 4).epsilon(1e-15));
 }
 
-TEST_CASE("dynamic NTK base goldens and boundary lengths L0, L0+1 (PE_SPEC 8.4)", "[rope][schedule][dynamic]") {
+TEST_CASE("dynamic NTK base goldens and boundary lengths L0, L0+1 (docs/spec.md §8.4)", "[rope][schedule][dynamic]") {
   CHECK(dynamic_ntk_theta(1e4, 2, 4096, 4096, 128) == Approx(10000).epsilon(1e-15));
   CHECK(dynamic_ntk_theta(1e4, 2, 4096, 100, 128) == Approx(10000).epsilon(1e-15));
   CHECK(dynamic_ntk_theta(1e4, 2, 4096, 6144, 128) == Approx(20221.26).margin(0.005));
@@ -216,7 +216,7 @@ TEST_CASE("dynamic NTK base goldens and boundary lengths L0, L0+1 (PE_SPEC 8.4)"
   CHECK(rope_schedule::effective_length({}) == 0);
 
   // vLLM fixed_max: the HF formula once at L = L0 * s, i.e. theta * (s^2 - s + 1)^(R/(R-2)) (vLLM
-  // DynamicNTKScalingRotaryEmbedding; PE_SPEC 8.4's "theta * s^(R/(R-2))" is a loose paraphrase).
+  // DynamicNTKScalingRotaryEmbedding; docs/spec.md §8.4).
   CHECK(dynamic_ntk_theta(1e4, 2, 4096, 8192, 128) == Approx(1e4 * std::pow(3.0, 128.0 / 126.0)).epsilon(1e-14));
   const rope_schedule v2(
       rope_config{.head_dim = 128,

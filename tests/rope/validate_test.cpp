@@ -1,4 +1,4 @@
-// Every RoPE row of PE_SPEC §12: config_error whose message names the parameter (and the value).
+// Every RoPE row of docs/spec.md §12: config_error whose message names the parameter (and the value).
 #include <cmath>
 #include <limits>
 #include <string>
@@ -124,7 +124,7 @@ TEST_CASE("YaRN betas: beta_fast <= beta_slow, explicit 0, negative", "[rope][va
                "yarn.mscale_all_dim");
   expect_error(with(yarn_scaling{.factor = 4, .original_max_position = 4096, .extrapolation_factor = 2}),
                "yarn.extrapolation_factor", "2");
-  // mscale_all_dim = 0 explicitly present is valid (a value with an explicit rule, PE_SPEC 12)
+  // mscale_all_dim = 0 explicitly present is valid (a value with an explicit rule, docs/spec.md §12)
   CHECK_NOTHROW(rope_schedule(
       with(yarn_scaling{.factor = 4, .original_max_position = 4096, .mscale = 1.0, .mscale_all_dim = 0.0})));
 }

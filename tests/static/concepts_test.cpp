@@ -1,4 +1,4 @@
-// Each encoder models exactly the hook concepts of its family (DESIGN §3). Later encoders add a
+// Each encoder models exactly the hook concepts of its family (docs/design.md §3). Later encoders add a
 // line here; the static_asserts fail to compile if an encoder gains or loses a hook.
 #include <catch2/catch.hpp>
 

@@ -3,7 +3,7 @@
 // (the fused posenc::attention for float layers, sdpa for double ones).
 //
 // y = softmax-attention(x' W_q^T + b_q, x' W_k^T + b_k, x' W_v^T + b_v) W_o^T + b_o with
-// x'[t] = x[t] + PE(pos[t]) for additive encoders (learned, sinusoidal), per DESIGN §3. A reference
+// x'[t] = x[t] + PE(pos[t]) for additive encoders (learned, sinusoidal), per docs/design.md §3. A reference
 // for comparing encodings inside one attention (no normalisation, dropout, MLP or fused kernels);
 // one sequence per call (pack several with segment ids in the options).
 #pragma once

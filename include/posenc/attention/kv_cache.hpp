@@ -1,7 +1,7 @@
 // posenc/attention/kv_cache.hpp — one layer's KV cache: keys stored AFTER the query/key transform,
 // values, and the position of every cached token; append, attend, and keep the keys consistent.
 //
-// PE_SPEC §7.7, §8.4, §8.7: engines cache rotated keys, so a length-dependent RoPE schedule (dynamic
+// docs/spec.md §7.7, §8.4, §8.7: engines cache rotated keys, so a length-dependent RoPE schedule (dynamic
 // NTK growth, LongRoPE short->long) makes them stale when it switches. The cache follows an explicit
 // policy: re-rotate the cached keys by the angle difference (exact, default), drop the cache (the
 // caller re-prefills), or keep the stale keys (reproduces HF). A StreamingLLM window shift keeps s
@@ -31,7 +31,7 @@
 
 namespace posenc::inline v0 {
 
-/// What a KV cache does when a length-dependent RoPE schedule switches frequencies (PE_SPEC §8.4, §8.7).
+/// What a KV cache does when a length-dependent RoPE schedule switches frequencies (docs/spec.md §8.4, §8.7).
 enum class rope_cache_policy : unsigned char {
   rerotate_cached_keys,  ///< exact: cached keys are re-rotated from the old to the new frequencies (default)
   drop_cache,            ///< the cache empties itself and reports `cache_event::dropped`; the caller re-prefills
@@ -155,7 +155,7 @@ void apply_qk(const E& e, tensor_view<T> x, std::span<const std::int64_t> pos, b
 ///   cache.attend(enc, q_new, out, pos_new, {.causal = true});
 ///
 /// The encoder passed to append/attend must be the same for the cache's lifetime. Positions are
-/// stored per (sequence, token); masks in attend act on them (PE_SPEC §10).
+/// stored per (sequence, token); masks in attend act on them (docs/spec.md §10).
 template <attention_element T>
 class kv_cache {
  public:

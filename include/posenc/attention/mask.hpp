@@ -1,7 +1,7 @@
 // posenc/attention/mask.hpp — the mask of one attention call, resolved from attention_options:
 // causal and sliding window on positions, padding, packing (segment ids), bottom-right alignment.
 //
-// PE_SPEC §10: masks act on token POSITIONS, not indices, so left padding, packing and KV-cache
+// docs/spec.md §10: masks act on token POSITIONS, not indices, so left padding, packing and KV-cache
 // offsets need no special cases. This is a predicate evaluated per (batch, query, key); nothing of
 // size Sq x Sk is materialised unless materialize() is asked for.
 #pragma once

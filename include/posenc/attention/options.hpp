@@ -1,7 +1,7 @@
 // posenc/attention/options.hpp — everything a call to sdpa() can be told besides q, k, v and the
 // encoder: scale, masks, explicit positions, attention sinks, where to put the weights.
 //
-// A flat aggregate for designated initialisers (PE_SPEC §10). Spans are borrowed for the duration
+// A flat aggregate for designated initialisers (docs/spec.md §10). Spans are borrowed for the duration
 // of the call only. Validation happens once per sdpa() call (attention/sdpa.hpp), which throws
 // config_error / shape_error naming the field (e.g. "attention.key_positions").
 #pragma once
@@ -28,7 +28,7 @@ struct attention_options {
 
   /// Sliding window W >= 1 on positions: allowed iff query_pos - key_pos < W (the query and the
   /// W - 1 tokens before it, as Mistral/Gemma). Without `causal` it is symmetric:
-  /// |query_pos - key_pos| < W. Both rules hold exactly for any int64 positions (PE_SPEC §7.5):
+  /// |query_pos - key_pos| < W. Both rules hold exactly for any int64 positions (docs/spec.md §7.5):
   /// the difference is never wrapped (query 0 and key INT64_MIN: causal allows, a window refuses).
   std::optional<std::int64_t> sliding_window{};
 

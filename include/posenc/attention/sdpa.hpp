@@ -1,6 +1,6 @@
 // posenc/attention/sdpa.hpp — the reference scaled dot-product attention that plugs in any encoder.
 //
-// O = softmax(scale * (Q K^T + Q.A_K) + bias + mask) (V + A_V), per head, with GQA/MQA (PE_SPEC §10,
+// O = softmax(scale * (Q K^T + Q.A_K) + bias + mask) (V + A_V), per head, with GQA/MQA (docs/spec.md §10,
 // Shaw et al. 2018 eq. 3-4). A function template over the encoder: `if constexpr` asks which hooks
 // it models, so there is no virtual call and an unused hook costs nothing. Written for clarity and
 // checked in double: it accumulates in double for float inputs too, allocates scratch per call and

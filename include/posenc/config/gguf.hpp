@@ -1,4 +1,4 @@
-// posenc/config/gguf.hpp — GGUF metadata ({arch}.rope.*, PE_SPEC §11) -> model_config, and a reader
+// posenc/config/gguf.hpp — GGUF metadata ({arch}.rope.*, docs/spec.md §11) -> model_config, and a reader
 // for the metadata section of a .gguf file.
 //
 // The mapping follows llama.cpp: factor is stored as written (runtime freq_scale = 1/factor), an
@@ -144,7 +144,7 @@ inline std::optional<int> layer_int(const key_reader& r, const std::string& key,
   if (arch == "t5" || arch == "t5encoder" || md.has(p + "attention.relative_buckets_count")) {
     model_config::t5_params t;
     t.num_buckets = md.int32(p + "attention.relative_buckets_count").value_or(t.num_buckets);
-    // llama.cpp hard-codes max_distance = 128 (PE_SPEC §5.2).
+    // llama.cpp hard-codes max_distance = 128 (docs/spec.md §5.2).
     out.t5 = t;
   }
 
@@ -266,7 +266,7 @@ inline std::optional<int> layer_int(const key_reader& r, const std::string& key,
       }
     }
     if (attn && *attn != 1.0) {
-      // ggml multiplies attn_factor into its own 1 + 0.1 ln(s) (PE_SPEC §8.5).
+      // ggml multiplies attn_factor into its own 1 + 0.1 ln(s) (docs/spec.md §8.5).
       const double m = (y.factor > 1 ? 0.1 * std::log(y.factor) + 1.0 : 1.0) * *attn;
       if (y.attention_factor && *y.attention_factor != m)
         throw config_error(p + "rope.scaling.attn_factor", "contradicts yarn_log_multiplier = 0");

@@ -1,4 +1,4 @@
-// posenc/config/hf.hpp — Hugging Face config.json keys -> model_config (PE_SPEC §11, §8).
+// posenc/config/hf.hpp — Hugging Face config.json keys -> model_config (docs/spec.md §11, §8).
 //
 // Reads a config_value tree (config/json.hpp makes one from a file) the way a person reading the
 // config would: rope_theta / rope_scaling / rope_parameters (v5), legacy `type`, GPT-NeoX rotary_pct
@@ -42,7 +42,7 @@ inline bool rope_family(std::string_view mt) {
                     "smollm3", "ernie4_5",  "hunyuan_v1_dense", "minicpm",     "arcee",     "dbrx",       "jetmoe"});
 }
 
-/// Canonical rope_type for a name found in the config (aliases folded, PE_SPEC §8 / USER_ASKS #14).
+/// Canonical rope_type for a name found in the config (aliases folded, docs/spec.md §8).
 inline std::optional<std::string> canonical_rope_type(std::string_view t) {
   if (t == "default" || t == "none") return "default";
   if (t == "linear") return "linear";
@@ -265,7 +265,7 @@ inline config_value merged_scaling(const config_value* scaling, const config_val
   if (rotary_dim) rc.rotary_dim = rotary_dim;
   rc.partial_rotary_factor = factor;
 
-  // Pair layout: a property of the checkpoint, implied by the model class (PE_SPEC §7.2).
+  // Pair layout: a property of the checkpoint, implied by the model class (docs/spec.md §7.2).
   bool interleaved = h::is_one_of(mt, {"gptj", "codegen", "deepseek_v2", "deepseek_v3"});
   if (auto ri = top.boolean("rope_interleave")) interleaved = *ri;
   rc.layout = interleaved ? kernels::pairing::interleaved : kernels::pairing::half_split;

@@ -124,7 +124,7 @@ inline constexpr std::size_t max_config_file_bytes = std::size_t{64} << 20;
   return text;
 }
 
-/// Loads a Hugging Face config.json (PE_SPEC §11) from JSON text.
+/// Loads a Hugging Face config.json (docs/spec.md §11) from JSON text.
 [[nodiscard]] inline model_config load_hf_config_json(std::string_view text, std::string_view source = "config.json") {
   return load_hf_config(parse_config_json(text, source));
 }

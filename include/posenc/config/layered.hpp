@@ -1,7 +1,7 @@
 // posenc/config/layered.hpp — per-layer positional configuration: which encoder acts on each layer,
 // read from Hugging Face config.json or GGUF metadata.
 //
-// PE_SPEC §7.8, §8.8, §11. Today's models mix encoders across layers:
+// docs/spec.md §7.8, §8.8, §11. Today's models mix encoders across layers:
 //   - Gemma 2/3: sliding (local) layers use RoPE with `rope_local_base_freq` and NO scaling, full
 //     (global) layers `rope_theta` with `rope_scaling` (HF legacy: sliding iff (i + 1) %
 //     sliding_window_pattern != 0; Gemma 2: even layers; v5: `layer_types` and

@@ -1,9 +1,9 @@
 // posenc/config/model_config.hpp — what a model configuration says about positions, in posenc terms.
 //
 // The result of loading a Hugging Face config.json (config/hf.hpp) or GGUF metadata
-// (config/gguf.hpp): a rope_config ready for rope_schedule / rope (PE_SPEC §7-8), the T5 bucket and
+// (config/gguf.hpp): a rope_config ready for rope_schedule / rope (docs/spec.md §7-8), the T5 bucket and
 // ALiBi parameters when the model uses those, and the warnings collected while reading (unknown or
-// ignored keys). Key names and their meaning: PE_SPEC §11. This header only declares the result and
+// ignored keys). Key names and their meaning: docs/spec.md §11. This header only declares the result and
 // the typed readers the loaders share; it parses nothing.
 #pragma once
 
@@ -31,7 +31,7 @@ struct model_config {
   std::string rope_type;
   std::optional<rope_config> rope;  ///< absent for models without rotary embeddings
 
-  std::optional<std::int64_t> max_position_embeddings;  ///< as written (meaning varies by model, PE_SPEC §11)
+  std::optional<std::int64_t> max_position_embeddings;  ///< as written (meaning varies by model, docs/spec.md §11)
   std::optional<int> num_attention_heads;
   std::optional<int> num_key_value_heads;
 

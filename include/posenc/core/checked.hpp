@@ -2,7 +2,7 @@
 // products and sums (which throw naming the parameter) and exact position differences.
 //
 // Every size a caller can pass (tokens, heads, capacity, table rows) and every position (any int64,
-// PE_SPEC §7.5) goes through these before it reaches an allocation, an index or a comparison:
+// docs/spec.md §7.5) goes through these before it reaches an allocation, an index or a comparison:
 // - checked_product / checked_sum: the exact result, or config_error / shape_error naming the
 //   parameter, the factors and the limit (by default the largest element count a std::vector of
 //   that element can hold); never a wrapped value.

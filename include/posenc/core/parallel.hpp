@@ -1,5 +1,5 @@
 // posenc/core/parallel.hpp — how posenc splits work over threads: the `parallel_for` a caller hands
-// in, and the default pool, created once per process and reused (DESIGN §5: never a thread started
+// in, and the default pool, created once per process and reused (docs/design.md §7: never a thread started
 // per call).
 //
 // Every entry that can split work takes a `parallel_for`; without one it uses `default_pool()`.

@@ -1,6 +1,6 @@
 // posenc/core/positions.hpp — making explicit per-token positions for the common batch shapes.
 //
-// Every encoder takes one int64 position per token (PE_SPEC §7.5): that is what makes left padding,
+// Every encoder takes one int64 position per token (docs/spec.md §7.5): that is what makes left padding,
 // packing and KV-cache offsets correct. These helpers build such vectors from an offset, from an
 // attention mask (left or right padding), from packing segment ids and from cu_seqlens. They
 // allocate (setup-time helpers, not hot paths).

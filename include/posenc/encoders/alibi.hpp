@@ -1,4 +1,4 @@
-// posenc/encoders/alibi.hpp — ALiBi, attention with linear biases (Press et al. 2022; PE_SPEC §6).
+// posenc/encoders/alibi.hpp — ALiBi, attention with linear biases (Press et al. 2022; docs/spec.md §6).
 //
 // Head h adds -m_h * distance to its already scaled logits. Slopes follow the reference `get_slopes`
 // (ofirpress/attention_with_linear_biases) for any head count, in double; three bias forms are

@@ -1,6 +1,6 @@
 // posenc/encoders/learned.hpp — learned absolute position embeddings (GPT-2, BERT, OPT, RoBERTa).
 //
-// PE_SPEC §2: x_t += E[p + offset] with a caller-supplied table E [max_len, d_model]. The table is
+// docs/spec.md §2: x_t += E[p + offset] with a caller-supplied table E [max_len, d_model]. The table is
 // copied once (float or double input, stored in double) and shared between copies of the encoder.
 // Positions outside the table are an error by default (HF raises IndexError); `clamp_to_last` and
 // `zero` (tensor2tensor) are explicit opt-ins. This header does not train or load tables.

@@ -1,6 +1,6 @@
 // posenc/encoders/shaw.hpp — Shaw-style relative position representations for keys and values.
 //
-// Shaw, Uszkoreit & Vaswani 2018, eq. 3-4 (PE_SPEC §4): logit_ij += q_i . A_K[c(i,j)] (scaled with
+// Shaw, Uszkoreit & Vaswani 2018, eq. 3-4 (docs/spec.md §4): logit_ij += q_i . A_K[c(i,j)] (scaled with
 // q.k) and out_i += sum_j a_ij A_V[c(i,j)], with the clipped distance c = clip(pos_j - pos_i,
 // -k_left, k_right) (tensor2tensor/CT2; HF BERT's unclipped `relative_key` with the opposite sign
 // is a configuration). Positions are explicit, so cached decoding uses true positions. The tables

@@ -1,5 +1,5 @@
 // posenc/encoders/sinusoidal.hpp — fixed sinusoidal absolute position encodings, in the three
-// conventions found in released models (PE_SPEC §3).
+// conventions found in released models (docs/spec.md §3).
 //
 // Vaswani et al. 2017 §3.5: PE(p, 2k) = sin(p w_k), PE(p, 2k+1) = cos(p w_k). The conventions differ
 // in column layout (interleaved vs [sin | cos]), frequency spacing (paper exponent 2k/d vs t2t/fairseq

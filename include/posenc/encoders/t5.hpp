@@ -1,4 +1,4 @@
-// posenc/encoders/t5.hpp — T5 relative position bucket bias (Raffel et al. 2020 §2.1; PE_SPEC §5).
+// posenc/encoders/t5.hpp — T5 relative position bucket bias (Raffel et al. 2020 §2.1; docs/spec.md §5).
 //
 // bucket(r), r = key position - query position: exact buckets for small |r|, log-spaced buckets up
 // to max_distance, then saturation. Hugging Face evaluates the log in float32; t5_buckets finds, once

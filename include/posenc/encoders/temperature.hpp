@@ -1,6 +1,6 @@
 // posenc/encoders/temperature.hpp — attention temperature: a position-dependent query scale.
 //
-// PE_SPEC §8.8. Two rules ship in real models (both multiply every element of the query at position
+// docs/spec.md §8.8. Two rules ship in real models (both multiply every element of the query at position
 // p by a factor >= 1; keys are untouched):
 //   llama4       (HF Llama4TextAttention, attn_temperature_tuning; NoPE layers only):
 //                q *= log(floor((p + 1) / floor_scale) + 1) * attn_scale + 1

@@ -1,5 +1,5 @@
 // posenc/kernels/angle_math.hpp — the angle p * w reduced modulo 2*pi exactly enough that a float
-// result is correctly rounded at any position (DESIGN §5, PE_SPEC §1.3), and the constants of the
+// result is correctly rounded at any position (docs/design.md §5, docs/spec.md §1.3), and the constants of the
 // vectorised sincos (kernels/drivers/angles.inl). The kernel layer's own math: rope/ re-exports it.
 //
 // p * w is formed without rounding error (two-product with FMA; p split into two exact doubles, as

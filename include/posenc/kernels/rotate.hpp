@@ -214,7 +214,7 @@ inline void rotate_parallel(const rope_geometry& g, head_rows<const T> src, head
 /// On-the-fly angles: token t is rotated by M * (cos, sin)(positions[t] * inv_freq[k]), computed
 /// per token (vectorised, double range reduction) instead of read from a table, for positions no
 /// table covers. fp32 angles are within 2e-7 (absolute, times M) of exact at any |position| < 2^31
-/// and stay correct beyond; double storage uses compute_angles (DESIGN §5). `inv_freq` has
+/// and stay correct beyond; double storage uses compute_angles (docs/design.md §5). `inv_freq` has
 /// g.pairs() entries. Rows of more than max_on_the_fly_pairs pairs are handled in slices (slower,
 /// same results): no pair count can overrun the per-token buffer.
 template <storage_type T>

@@ -1,5 +1,5 @@
-// posenc/rope/angles.hpp — the angle p * w and its sine and cosine for the RoPE layer (DESIGN §5,
-// PE_SPEC §1.3): the exact reduction lives in the kernel layer (kernels/angle_math.hpp, where its
+// posenc/rope/angles.hpp — the angle p * w and its sine and cosine for the RoPE layer (docs/design.md §5,
+// docs/spec.md §1.3): the exact reduction lives in the kernel layer (kernels/angle_math.hpp, where its
 // accuracy at every int64 position is documented) and is re-exported here; the Hugging Face float32
 // arithmetic (reference_fp32) is defined here. Scalar only.
 #pragma once

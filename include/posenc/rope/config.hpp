@@ -1,6 +1,6 @@
 // posenc/rope/config.hpp — configuration aggregates for RoPE and each of its frequency scalings.
 //
-// Plain structs with defaults taken from the references (PE_SPEC §7-8), meant for designated
+// Plain structs with defaults taken from the references (docs/spec.md §7-8), meant for designated
 // initialisers:
 //
 //   posenc::rope_config cfg{.head_dim = 128, .theta = 500000,
@@ -38,7 +38,7 @@ struct ntk_scaling {
   friend bool operator==(const ntk_scaling&, const ntk_scaling&) = default;
 };
 
-/// Where dynamic NTK takes the sequence length L from (PE_SPEC §8.4).
+/// Where dynamic NTK takes the sequence length L from (docs/spec.md §8.4).
 enum class dynamic_length_source : unsigned char {
   max_position_in_call,  ///< HF: L = max(positions in this call) + 1
   fixed_max,             ///< vLLM: L = original_max_position * factor, once (a static NTK base)
@@ -76,7 +76,7 @@ struct llama3_scaling {
   friend bool operator==(const llama3_scaling&, const llama3_scaling&) = default;
 };
 
-/// When LongRoPE uses its long factors (PE_SPEC §8.7).
+/// When LongRoPE uses its long factors (docs/spec.md §8.7).
 enum class longrope_switch : unsigned char {
   per_call_max_position,  ///< HF: long iff max(positions in this call) + 1 > L0
   fixed_by_capacity,      ///< vLLM / llama.cpp: long iff `capacity` > L0, fixed for the encoder's life
@@ -114,7 +114,7 @@ struct explicit_frequencies {
 using rope_scaling = std::variant<default_scaling, linear_scaling, ntk_scaling, dynamic_ntk_scaling, yarn_scaling,
                                   llama3_scaling, longrope_scaling, frequency_factors, explicit_frequencies>;
 
-/// The two partial-rotary conventions (PE_SPEC §7.4).
+/// The two partial-rotary conventions (docs/spec.md §7.4).
 enum class partial_rotary_mode : unsigned char {
   prefix,        ///< rotate R dims with denominator R, pass the rest through (NeoX, GPT-J, HF default)
   proportional,  ///< pairs over the full head with denominator D; pairs >= R/2 get frequency 0 (HF v5, MLX-LM)

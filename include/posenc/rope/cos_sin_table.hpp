@@ -1,8 +1,8 @@
 // posenc/rope/cos_sin_table.hpp — cos/sin rows (positions x pairs) for a RoPE frequency set.
 //
-// Part 2 of DESIGN §6. Rows hold M*cos(p*w_k) and M*sin(p*w_k) for positions [first, first+count).
+// Part 2 of docs/design.md §6. Rows hold M*cos(p*w_k) and M*sin(p*w_k) for positions [first, first+count).
 // angle_mode::exact forms and range-reduces every angle in double (kernels::compute_angles) and
-// rounds once to C, so float rows are within ~6e-8 of the exact value at any position (PE_SPEC
+// rounds once to C, so float rows are within ~6e-8 of the exact value at any position (docs/spec.md
 // §1.3); angle_mode::reference_fp32 reproduces Hugging Face's float32 arithmetic instead.
 // A table is optional: the encoder computes rows on the fly for positions no table covers.
 #pragma once

@@ -2,7 +2,7 @@
 //
 // A schedule (rope/schedule.hpp) reduces a rope_config to per-pair angular frequencies w'_k
 // (radians per position), a magnitude M applied to cos and sin, and an optional softmax-scale
-// multiplier for the attention (DeepSeek YaRN). PE_SPEC §7.1, §8. No memory layout lives here.
+// multiplier for the attention (DeepSeek YaRN). docs/spec.md §7.1, §8. No memory layout lives here.
 #pragma once
 
 #include <cmath>

@@ -1,13 +1,13 @@
 // posenc/rope/mrope.hpp — multimodal RoPE (mRoPE, Qwen2-VL / Qwen2.5-VL / Qwen3-VL): three position
 // streams (temporal, height, width) per token, each rotation pair follows one stream.
 //
-// PE_SPEC §7.8. With mrope_section = [s_t, s_h, s_w] (s_t + s_h + s_w = P pairs), pair k rotates by
+// docs/spec.md §7.8. With mrope_section = [s_t, s_h, s_w] (s_t + s_h + s_w = P pairs), pair k rotates by
 // pos[stream(k)] * w'_k, with w'_k the ordinary frequency over the full index k:
 //   contiguous  (Qwen2-VL, Qwen2.5-VL; HF `mrope_section * 2` split): t for k < s_t, h for
 //               s_t <= k < s_t + s_h, w after;
 //   interleaved (Qwen3-VL; HF apply_interleaved_mrope, vLLM mrope_interleaved): h if k % 3 == 1 and
 //               k < 3 s_h, w if k % 3 == 2 and k < 3 s_w, t otherwise (ggml's IMROPE sends the
-//               remaining pairs to a 4th stream instead; we follow HF, PE_SPEC §8.8).
+//               remaining pairs to a 4th stream instead; we follow HF, docs/spec.md §8.8).
 // A token whose three streams are equal (every text token) is rotated exactly as plain RoPE: the
 // same schedule, the same angle rows and the same kernels (rope/rope.hpp, rope/rotate_view.hpp).
 //

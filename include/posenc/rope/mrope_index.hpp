@@ -1,7 +1,7 @@
 // posenc/rope/mrope_index.hpp — 3-stream mRoPE position ids for a multimodal token sequence, and the
 // per-sequence delta decoding continues from (what Hugging Face's `get_rope_index` returns).
 //
-// PE_SPEC §7.8, §8.8; HF Qwen2VLModel / Qwen2_5_VLModel / Qwen3VLModel.get_rope_index. Per sequence
+// docs/spec.md §7.8, §8.8; HF Qwen2VLModel / Qwen2_5_VLModel / Qwen3VLModel.get_rope_index. Per sequence
 // (padding removed by the attention mask):
 //   - text tokens take one position on all three streams, continuing at (max so far) + 1;
 //   - a vision block (its first image/video token; the <|vision_start|> token before it is text)

@@ -1,7 +1,7 @@
 // posenc/rope/permute.hpp — the q/k weight-row permutation between interleaved and half-split RoPE.
 //
 // Within each head, interleaved row 2k + c (c in {0, 1}) becomes half-split row c * P + k, for the
-// R rotated rows only (PE_SPEC §7.3; HF convert_llama_weights_to_hf `permute`). Applying it to
+// R rotated rows only (docs/spec.md §7.3; HF convert_llama_weights_to_hf `permute`). Applying it to
 // the rows (and biases) of W_q with the query head count and of W_k with the KEY/VALUE head count
 // makes half-split rotation give the scores interleaved rotation gave. W_v and W_o are untouched.
 #pragma once

@@ -50,7 +50,7 @@ namespace posenc::inline v0 {
 /// (POSENC_EXPECTS) instead of reading past a row.
 class rope {
  public:
-  /// Validates `c` (config_error naming the parameter for every PE_SPEC §12 case).
+  /// Validates `c` (config_error naming the parameter for every docs/spec.md §12 case).
   explicit rope(rope_config c) : sched_(std::move(c)) {}
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "rope"; }

@@ -1,8 +1,8 @@
 // posenc/rope/schedule.hpp — the RoPE frequency schedule: a validated rope_config reduced to frequencies.
 //
-// Part 1 of DESIGN §6 (pure math, no memory layout): default, linear/PI, NTK (static alpha),
+// Part 1 of docs/design.md §6 (pure math, no memory layout): default, linear/PI, NTK (static alpha),
 // dynamic NTK, YaRN (+DeepSeek mscale), Llama 3, LongRoPE, per-pair factors and explicit
-// frequencies (PE_SPEC §7-8). Length-dependent schedules (dynamic NTK with max_position_in_call,
+// frequencies (docs/spec.md §7-8). Length-dependent schedules (dynamic NTK with max_position_in_call,
 // LongRoPE with per_call_max_position) answer `at(seq_len)`; the rest ignore the length.
 // This header does not rotate anything (rope/rope.hpp) and does not build tables (cos_sin_table.hpp).
 #pragma once
@@ -56,7 +56,7 @@ inline void fill_default(double theta, int denominator, int rotated, std::span<d
 /// it; per-pair factor lists still have R/2 entries (one per rotating pair).
 class rope_schedule {
  public:
-  /// Validates `c` (config_error for every PE_SPEC §12 case) and precomputes the static frequencies.
+  /// Validates `c` (config_error for every docs/spec.md §12 case) and precomputes the static frequencies.
   explicit rope_schedule(rope_config c) : cfg_(std::move(c)) {
     validate(cfg_);
     dims_ = detail::dims_of(cfg_);

@@ -1,4 +1,4 @@
-// posenc/rope/validate.hpp — strict validation of a rope_config (every RoPE row of PE_SPEC §12).
+// posenc/rope/validate.hpp — strict validation of a rope_config (every RoPE row of docs/spec.md §12).
 //
 // Throws config_error naming the parameter, the value and the valid range. Explicit values are
 // always checked as values: a 0 is never read as "absent" (std::optional marks absence). Also
@@ -117,7 +117,7 @@ struct scaling_validator {
     require_finite(s.low_freq_factor, "llama3.low_freq_factor");
     require_finite(s.high_freq_factor, "llama3.high_freq_factor");
     require(s.low_freq_factor > 0, "llama3.low_freq_factor", s.low_freq_factor, "> 0");
-    // Equal factors are allowed (Llama 4 Scout ships 1 and 1, PE_SPEC §12): no pair is blended then.
+    // Equal factors are allowed (Llama 4 Scout ships 1 and 1, docs/spec.md §12): no pair is blended then.
     require(s.high_freq_factor >= s.low_freq_factor, "llama3.high_freq_factor", s.high_freq_factor,
             ">= llama3.low_freq_factor = " + to_text(s.low_freq_factor));
   }
@@ -147,7 +147,7 @@ struct scaling_validator {
 
 }  // namespace detail
 
-/// Throws config_error unless `c` is a valid RoPE configuration (PE_SPEC §7.4, §8, §12).
+/// Throws config_error unless `c` is a valid RoPE configuration (docs/spec.md §7.4, §8, §12).
 inline void validate(const rope_config& c) {
   using detail::require;
   const int D = c.head_dim;

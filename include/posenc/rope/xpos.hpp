@@ -3,7 +3,7 @@
 // Rotates like RoPE (theta^(-2k/D), interleaved pairs by default, as torchscale) and scales pair k
 // of a query at position n by zeta_k^u and of a key by zeta_k^-u, with
 // zeta_k = (2k + gamma*D) / ((1 + gamma) * D) and u = (n - c) / scale_base, so q.k carries
-// zeta^((n - m)/scale_base) (PE_SPEC §9). Factors are evaluated in log space in double,
+// zeta^((n - m)/scale_base) (docs/spec.md §9). Factors are evaluated in log space in double,
 // exp(+-u * ln zeta_k); the float rows they land in still overflow for |n - c| beyond ~36 000
 // (keys, zeta_0 = 0.2857, scale_base 512; ~4 500 for float16 storage): keep the centre c near the
 // positions in use (center_policy). Not causal-masking, no KV-cache logic.

@@ -2,7 +2,7 @@
 // choice (the same run-time choice as the rotation kernels: kernels::active_isa()).
 //
 // Each ISA's operations live in fast/ops/<isa>.hpp, which opens a target region and an ABI-tagged
-// namespace and includes the one algorithm, fast/tile-inl.hpp (DESIGN §7). This header only
+// namespace and includes the one algorithm, fast/tile-inl.hpp (docs/design.md §7). This header only
 // declares the table and picks an entry; it computes nothing itself.
 #pragma once
 

@@ -1,7 +1,7 @@
 // posenc/kernels/scalar/angles.hpp — the reference cos/sin row builder (one sincos per value).
 //
 // Row t holds M * cos(p_t * w_k) and M * sin(p_t * w_k), computed in double with the exact range
-// reduction of kernels/angle_math.hpp and rounded once to C (DESIGN §5). The oracle for the vectorised
+// reduction of kernels/angle_math.hpp and rounded once to C (docs/design.md §5). The oracle for the vectorised
 // builders, which must agree with it to within one rounding of C.
 #pragma once
 

@@ -1,4 +1,4 @@
-// posenc/rope/scaling/llama3.hpp — Llama 3.1 wavelength-band scaling (HF "llama3", PE_SPEC §8.6).
+// posenc/rope/scaling/llama3.hpp — Llama 3.1 wavelength-band scaling (HF "llama3", docs/spec.md §8.6).
 //
 // Pairs whose wavelength is shorter than L0/high_freq_factor keep w_k, longer than
 // L0/low_freq_factor are divided by the factor, and the band between is blended smoothly. Both

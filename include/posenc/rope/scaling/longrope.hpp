@@ -1,4 +1,4 @@
-// posenc/rope/scaling/longrope.hpp — LongRoPE / Phi-3 "su" (HF "longrope", PE_SPEC §8.7).
+// posenc/rope/scaling/longrope.hpp — LongRoPE / Phi-3 "su" (HF "longrope", docs/spec.md §8.7).
 //
 // Per-pair divisors w'_k = w_k / f_k with f = short_factor or long_factor, and the magnitude
 // M = sqrt(1 + ln s / ln L0). Which list applies is a policy (longrope_switch) decided by the

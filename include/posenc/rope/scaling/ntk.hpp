@@ -2,7 +2,7 @@
 //
 // Both rescale the base: theta' = theta * alpha^(dims/(dims-2)) (static) and
 // theta' = theta * (s * L / L0 - (s - 1))^(dims/(dims-2)) with L = max(seq_len, L0) (dynamic,
-// PE_SPEC §8.3-8.4); frequencies are then theta'^(-2k/dims) and M = 1. vLLM's different `ntk`
+// docs/spec.md §8.3-8.4); frequencies are then theta'^(-2k/dims) and M = 1. vLLM's different `ntk`
 // ("fixed and mixed NTK") is not this formula and is not implemented here.
 #pragma once
 

@@ -1,7 +1,7 @@
 // posenc/rope/scaling/yarn.hpp — YaRN frequencies and magnitude (Peng et al. 2023, §3.2-3.4; HF "yarn").
 //
 // Blends interpolated (w/s) and original frequencies with a linear ramp between the correction
-// dimensions of beta_fast and beta_slow, and picks the magnitude by the precedence of PE_SPEC §8.5
+// dimensions of beta_fast and beta_slow, and picks the magnitude by the precedence of docs/spec.md §8.5
 // (attention_factor > DeepSeek mscale ratio > get_mscale(s, 1)). Pure math in double; validation
 // lives in rope/validate.hpp.
 #pragma once
@@ -44,7 +44,7 @@ namespace posenc::inline v0 {
   return {std::max(low, 0.0), std::min(high, d - 1)};
 }
 
-/// The rotary magnitude M of a YaRN config (PE_SPEC §8.5): attention_factor when given; else the
+/// The rotary magnitude M of a YaRN config (docs/spec.md §8.5): attention_factor when given; else the
 /// DeepSeek ratio get_mscale(s, mscale) / get_mscale(s, mscale_all_dim) when both are given and
 /// both non-zero; else get_mscale(s, 1). The zero rule is explicit: HF tests the two values for
 /// truthiness, so a zero in either one selects get_mscale(s, 1); we reproduce that result by rule.
