@@ -1,4 +1,4 @@
-// posenc::attention with the encoders of today's models (issue 12 through the fast path): every
+// posenc::attention with the encoders of today's models through the fast path: every
 // layer kind of gpt-oss (YaRN truncate=false, sliding/full, sinks), Llama 4 (NoPE + temperature,
 // RoPE) and Gemma 3 (local/global RoPE), and Qwen2.5-VL's mRoPE bound to the position ids of an
 // image prompt — each against sdpa on the same inputs, within attention.hpp's documented bound.

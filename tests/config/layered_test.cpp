@@ -384,8 +384,8 @@ TEST_CASE("layered GGUF loader: dimension_sections, freq_base_swa, sliding patte
   error_of([&] { static_cast<void>(load_gguf_layered(to_config_value(qv))); }, "qwen2vl.block_count");
 }
 
-// The kinds below are described in the golden README; the visible set may hold none of them (the
-// held-out set does). Each case found is checked through the loader; a field the README promises
+// The kinds below are described in the golden README; a golden file need not hold every kind.
+// Each case found is checked through the loader; a field the README promises
 // but the case lacks fails the test rather than skipping it.
 TEST_CASE("layered.json apply cases (Llama 4, gpt-oss) through the loader", "[layered][golden]") {
   const auto file = posenc_test::load_golden("layered.json");

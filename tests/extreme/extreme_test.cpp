@@ -1,4 +1,4 @@
-// tests/extreme/extreme_test.cpp — extreme inputs (issue 11): positions INT64_MIN, INT64_MAX and
+// tests/extreme/extreme_test.cpp — extreme inputs: positions INT64_MIN, INT64_MAX and
 // their neighbours through every encoder, mask and table; sizes whose products overflow; empty,
 // zero-length and maximal views. Each gives the documented result (checked against a 128-bit
 // oracle) or throws config_error / shape_error naming the parameter.

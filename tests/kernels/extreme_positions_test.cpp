@@ -1,5 +1,5 @@
 // tests/kernels/extreme_positions_test.cpp — positions at the ends of int64 through every angle
-// path (issue 11): exact::reduced_angle, compute_angles and row_angles on every ISA, and
+// path: exact::reduced_angle, compute_angles and row_angles on every ISA, and
 // rotate_positions. No undefined behaviour (the 2^63 -> int64 cast is gone; run under UBSan with
 // float-cast-overflow), finite angles in [-pi, pi], unit (cos, sin), and exact values where p * w
 // is a representable number (power-of-two frequencies). Also: reduced_angle gives the same bits in

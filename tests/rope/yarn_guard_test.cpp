@@ -1,5 +1,5 @@
 // tests/rope/yarn_guard_test.cpp — YaRN's `if (low == high) high += 0.001` guard, reached with the
-// default betas (issue 11: the schedule test named for it never made low equal high).
+// default betas (a case where low equals high, which the schedule test does not reach).
 #include <cmath>
 #include <cstddef>
 

@@ -1,4 +1,4 @@
-// The encoders of issue 12 model exactly their hooks: mRoPE (plain and bound) and the attention
+// The encoders of today's models model exactly their hooks: mRoPE (plain and bound) and the attention
 // temperature transform q/k; combined with RoPE the temperature keeps a single hook.
 #include <catch2/catch.hpp>
 

@@ -64,7 +64,7 @@ enum class angle_source {
 /// are largest relative to the data: 32768 x 8 heads (16 MiB of rows) table 1.8-2.0x faster than
 /// on the fly, 262144 x 1 head (rows as large as the head rows, 128 MiB each) 2.2-2.6x. A 64-pair
 /// row costs ~160 ns to compute and 512 B to read, so on the fly wins only below ~3 GB/s of
-/// memory bandwidth per core, which no CPU the library targets has (the Xeon of issue 10, at a
+/// memory bandwidth per core, which no CPU the library targets has (a Xeon at a
 /// quarter of this EPYC's bandwidth, still has about twice that): the table is chosen wherever it covers the position,
 /// and positions it does not cover are computed. `source` other than automatic is returned unchanged.
 [[nodiscard]] constexpr angle_source choose_angle_source(angle_source source) noexcept {
