@@ -2,7 +2,7 @@
 // an AVX-512 FMA-peak loop (compute limit), a read-bandwidth loop over the K+V bytes (decode limit),
 // Eigen's materialised softmax(QK^T)V and the sdpa oracle. Counters: GFLOPs (2 Sq Sk D for QK^T
 // plus 2 Sq Sk Dv for PV, halved for causal) and bytes/s (K+V read once). scripts/attention-ratios
-// turns a JSON run into the README table.
+// turns a JSON run into the table of docs/performance.md.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -15,7 +15,7 @@
 // Every run reports bytes/s (tensor bytes per call) and items/s (elements per call), from CPU time
 // (wall time for the mt shape, whose point is thread scaling);
 // scripts/bench-ratios turns one JSON run of this binary (and one of the -march=native build)
-// into the README table of same-run ratios.
+// into the table of same-run ratios in docs/performance.md.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -42,7 +42,7 @@ struct fast_attention_options {
   /// the same order as the bfloat16 rounding the keys and values already carry (2^-9), and the result
   /// differs between CPUs with and without the instruction by up to that bound (never between thread
   /// counts). In exchange a decode step takes about half the instructions per cached byte (measured
-  /// 1.2x at DRAM size, 1.2-1.45x in cache on Zen 4; README "Fast attention"). false: the exact path
+  /// 1.2x at DRAM size, 1.2-1.45x in cache on Zen 4; docs/performance.md). false: the exact path
   /// everywhere (bf16 widened to float, fp32 products: the 5e-7 bound, the same answer on every ISA).
   /// Ignored (the exact kernels run) where the CPU lacks the instruction, for float/float16 storage,
   /// and on the packed (prefill) path.
