@@ -53,7 +53,7 @@ template <class Fn>
 void for_each_isa(Fn fn) {
   for (k::isa i : {k::isa::scalar, k::isa::avx2, k::isa::avx512, k::isa::neon}) {
     if (!k::isa_supported(i)) {
-      WARN("ISA " << k::isa_name(i) << " not supported on this machine: skipped");
+      UNSCOPED_INFO("ISA " << k::isa_name(i) << " not supported on this machine: skipped (see kernels.isa coverage)");
       continue;
     }
     k::scoped_isa use(i);

@@ -16,6 +16,8 @@
 
 #include <posenc/kernels/rotate.hpp>
 
+#include "support/skip.hpp"
+
 #define POSENC_TEST_STR2(x) #x
 #define POSENC_TEST_STR(x) POSENC_TEST_STR2(x)
 
@@ -75,5 +77,5 @@ TEST_CASE("generic bfloat16 operations (no hand-tuned conversion) stay bit-exact
       }
     }
   }
-  if (isas == 0) WARN("no SIMD ISA on this machine: only the ABI tag was checked");
+  if (isas == 0) POSENC_SKIP("no SIMD ISA on this machine: only the ABI tag was checked");
 }
