@@ -9,7 +9,7 @@
 //   = x >= lim ? y : 0 (lane-wise), transpose(vf (&x)[L]) (an L x L block: row i becomes column i),
 //   load_eo(const bfloat16*, e, o) (2L values widened by parity: e = elements 0, 2, .., o = 1, 3, ..),
 //   abs_v, divide(a, b) = a / b, with_sign(m, s) = |m| with the sign of s (m >= 0), pick_gt(x, lim, a,
-//   b) = x > lim ? a : b (lane-wise; false for NaN x).
+//   b) = x > lim ? a : b (lane-wise; false for NaN x), any_gt(x, lim) = some lane has x > lim.
 //
 // Kernels (all float, fp32 accumulation; rows are addressed through pointer arrays so one call
 // covers every query head of a GQA group and the K/V tile is read once for all of them):
@@ -70,9 +70,7 @@ static inline vf exp_v(vf x) {
 }
 
 static inline vf tanh_v(vf x) {
-  const vf ax = abs_v(x);
-  const vf e = exp_v(add(ax, ax));
-  const vf big = with_sign(sub(set1(1.0f), divide(set1(2.0f), add(e, set1(1.0f)))), x);
+  const vf ax = abs_v(x), lim = set1(0.625f);
   const vf z = mul(x, x);
   vf p = set1(-5.70498872745e-3f);
   p = fmadd(p, z, set1(2.06390887954e-2f));
@@ -80,7 +78,12 @@ static inline vf tanh_v(vf x) {
   p = fmadd(p, z, set1(1.33314422036e-1f));
   p = fmadd(p, z, set1(-3.33332819422e-1f));
   const vf small = mul(x, fmadd(p, z, set1(1.0f)));  // x (1 + x^2 P): keeps the sign of -0
-  return pick_gt(ax, set1(0.625f), big, small);
+  // Every lane on the polynomial (soft-capped logits mostly are: |l| < 0.625 cap): the exp form,
+  // two thirds of the work, is skipped; the result is the same either way.
+  if (!any_gt(ax, lim)) return small;
+  const vf e = exp_v(add(ax, ax));
+  const vf big = with_sign(sub(set1(1.0f), divide(set1(2.0f), add(e, set1(1.0f)))), x);
+  return pick_gt(ax, lim, big, small);
 }
 
 // Asks for the cache lines of `bytes` bytes at address a into L2 (a prefetch never faults, so a

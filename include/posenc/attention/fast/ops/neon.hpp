@@ -52,6 +52,7 @@ static inline vf abs_v(vf x) { return vabsq_f32(x); }
 static inline vf divide(vf a, vf b) { return vdivq_f32(a, b); }
 static inline vf with_sign(vf m, vf s) { return vbslq_f32(vdupq_n_u32(0x80000000u), s, m); }
 static inline vf pick_gt(vf x, vf lim, vf a, vf b) { return vbslq_f32(vcgtq_f32(x, lim), a, b); }
+static inline bool any_gt(vf x, vf lim) { return vmaxvq_u32(vcgtq_f32(x, lim)) != 0; }
 // clang-format on
 
 #define POSENC_ATTENTION_OPS_REGION 1

@@ -47,6 +47,7 @@ static inline vf abs_v(vf x) { return std::fabs(x); }
 static inline vf divide(vf a, vf b) { return a / b; }
 static inline vf with_sign(vf m, vf s) { return std::copysign(m, s); }
 static inline vf pick_gt(vf x, vf lim, vf a, vf b) { return x > lim ? a : b; }
+static inline bool any_gt(vf x, vf lim) { return x > lim; }
 // clang-format on
 
 #define POSENC_ATTENTION_OPS_REGION 1
