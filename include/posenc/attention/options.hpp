@@ -35,14 +35,15 @@ struct attention_options {
   /// iff p_q - p_k >= n_swa), with W = the config's `sliding_window`. The non-causal rule matches
   /// neither bidirectional reference: transformers sliding_window_bidirectional_overlay allows
   /// |d| <= W and llama.cpp LLAMA_SWA_TYPE_SYMMETRIC allows |d| <= n_swa / 2; such a model needs
-  /// W = its window + 1 here (resp. n_swa / 2 + 1).
+  /// W = its window + 1 here (resp. n_swa / 2 + 1). (transformers masking_utils.py at 00c4411c,
+  /// llama.cpp src/llama-hparams.cpp at 01b77b57.)
   std::optional<std::int64_t> sliding_window{};
 
   /// Chunked attention (Llama 4 `attention_chunk_size`) C >= 1 on positions: key j is visible for
   /// query i iff floor(query_pos / C) == floor(key_pos / C), and the causal rule when `causal` is
   /// set (Llama 4 sets it). Floor division, so negative positions fall into chunks [-C, -1],
   /// [-2C, -C - 1], ... exactly; any int64 positions, no overflow. Combines with every other mask
-  /// (window, padding, packing). With causal positions this is transformers masking_utils.py
+  /// (window, padding, packing). With `causal` set this is transformers masking_utils.py
   /// chunked_overlay ((kv_idx - left_padding) // C == (q_idx - left_padding) // C: indices minus
   /// the left padding are our positions when they start at 0 at the first real token) and llama.cpp
   /// is_masked_swa LLAMA_SWA_TYPE_CHUNKED (masked iff p_k < (p_q / C) * C, with p_k <= p_q).
@@ -58,7 +59,10 @@ struct attention_options {
   /// build_attn_mha (tanh on the product, then kq_b — T5's bias — then ggml_soft_max_ext adds the
   /// mask with ALiBi's slope * -|p_q - p_k| folded in, then the sinks). llama.cpp caps the product
   /// before its kq_scale; its Gemma 2 graph scales Q beforehand and passes kq_scale = 1, so both
-  /// cap scale * q.k as here. No reference model combines a bias with soft-capping.
+  /// cap scale * q.k as here (Grok's tanh(kq * f_attn_out_scale / cap) * cap is the same with
+  /// scale = f_attn_out_scale). No reference model combines a bias with soft-capping.
+  /// (transformers models/gemma2/modeling_gemma2.py at 006e8693; llama.cpp src/llama-graph.cpp at
+  /// 00395eb2, src/models/gemma2-iswa.cpp at 5c880d94.)
   std::optional<double> logit_softcap{};
 
   /// Explicit positions, one per (batch, token), row-major: [B * Sq] and [B * Sk]. Give both or
