@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include <Eigen/Core>
@@ -199,7 +200,7 @@ void BM_model_decode_order(benchmark::State& state) {
 constexpr std::ptrdiff_t kD = 128;
 
 template <class E>
-void prefill(benchmark::State& state, const E& enc, int threads) {
+void prefill(benchmark::State& state, const E& enc, int threads, std::optional<double> softcap = {}) {
   const auto S = static_cast<std::ptrdiff_t>(state.range(0));
   const auto q = filled<float>(static_cast<std::size_t>(S * kD), 1, 1), k = filled<float>(q.size(), 1, 2),
              v = filled<float>(q.size(), 1, 3);
@@ -209,7 +210,8 @@ void prefill(benchmark::State& state, const E& enc, int threads) {
   using cv = posenc::tensor_view<const float>;
   for (auto _ : state) {
     posenc::attention(cv::thd(q.data(), S, 1, kD), cv::thd(k.data(), S, 1, kD), cv::thd(v.data(), S, 1, kD),
-                      posenc::tensor_view<float>::thd(out.data(), S, 1, kD), enc, {.causal = true}, f);
+                      posenc::tensor_view<float>::thd(out.data(), S, 1, kD), enc,
+                      {.causal = true, .logit_softcap = softcap}, f);
     benchmark::DoNotOptimize(out.data());
   }
   const double flops = 4.0 * static_cast<double>(S) * static_cast<double>(S) * kD / 2;
@@ -228,6 +230,10 @@ posenc::shaw_relative make_shaw() {
 
 void BM_prefill_none(benchmark::State& s) {
   prefill(s, posenc::no_position{}, 1);
+}
+/// Gemma 2's logit soft-capping (cap 50) on the BM_prefill_none problem: the cost of the tanh pass.
+void BM_prefill_none_softcap(benchmark::State& s) {
+  prefill(s, posenc::no_position{}, 1, 50.0);
 }
 void BM_prefill_alibi(benchmark::State& s) {
   prefill(s, posenc::alibi({.num_heads = 1}), 1);
@@ -296,7 +302,8 @@ void BM_prefill_sdpa(benchmark::State& state) {
 enum class cache_layout { token_major, head_major };
 
 template <class T>
-void decode(benchmark::State& state, bool bf16_dot = false, cache_layout layout = cache_layout::token_major) {
+void decode(benchmark::State& state, bool bf16_dot = false, cache_layout layout = cache_layout::token_major,
+            std::optional<double> softcap = {}) {
   const auto L = static_cast<std::ptrdiff_t>(state.range(0));
   const int threads = static_cast<int>(state.range(1));
   constexpr std::ptrdiff_t Hq = 32, Hkv = 8;
@@ -312,8 +319,8 @@ void decode(benchmark::State& state, bool bf16_dot = false, cache_layout layout 
     const tv kv = hm ? tv::bhtd(k.data(), 1, Hkv, L, kD) : tv::thd(k.data(), L, Hkv, kD),
              vv = hm ? tv::bhtd(v.data(), 1, Hkv, L, kD) : tv::thd(v.data(), L, Hkv, kD);
     posenc::attention(posenc::tensor_view<const float>::thd(q.data(), 1, Hq, kD), kv, vv,
-                      posenc::tensor_view<float>::thd(out.data(), 1, Hq, kD), posenc::no_position{}, {.causal = true},
-                      f);
+                      posenc::tensor_view<float>::thd(out.data(), 1, Hq, kD), posenc::no_position{},
+                      {.causal = true, .logit_softcap = softcap}, f);
     benchmark::DoNotOptimize(out.data());
   }
   state.counters["bytes/s"] =
@@ -323,6 +330,15 @@ void decode(benchmark::State& state, bool bf16_dot = false, cache_layout layout 
 
 void BM_decode_fp32(benchmark::State& s) {
   decode<float>(s);
+}
+/// BM_decode_fp32 with Gemma 2's logit soft-capping (cap 50).
+void BM_decode_fp32_softcap(benchmark::State& s) {
+  decode<float>(s, false, cache_layout::token_major, 50.0);
+}
+/// The same with a cap of 0.1, below this bench's logits: every vector of scores takes tanh's exp
+/// form (the worst case; under cap 50 these logits, of order 0.3, stay on its polynomial).
+void BM_decode_fp32_softcap_saturated(benchmark::State& s) {
+  decode<float>(s, false, cache_layout::token_major, 0.1);
 }
 /// bfloat16 K/V on the exact kernels (fast_attention_options::bf16_dot_products = false).
 void BM_decode_bf16(benchmark::State& s) {
@@ -364,6 +380,7 @@ BENCHMARK(BM_anchor_read_bw)
 #endif
 BENCHMARK(BM_prefill_none)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_none_1thread)->Arg(kPrefill)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_prefill_none_softcap)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_alibi)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_t5)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_shaw_kv)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
@@ -376,6 +393,8 @@ static void decode_shapes(benchmark::internal::Benchmark* b) {
   b->Args({kCached, 1})->Args({kCached, 2})->Args({kInCache, 1})->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 BENCHMARK(BM_decode_fp32)->Apply(decode_shapes);
+BENCHMARK(BM_decode_fp32_softcap)->Apply(decode_shapes);
+BENCHMARK(BM_decode_fp32_softcap_saturated)->Apply(decode_shapes);
 BENCHMARK(BM_decode_bf16)->Apply(decode_shapes);
 BENCHMARK(BM_decode_bf16_dot)->Apply(decode_shapes);
 BENCHMARK(BM_decode_fp32_head_major)->Apply(decode_shapes);

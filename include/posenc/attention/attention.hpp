@@ -1,8 +1,9 @@
 // posenc/attention/attention.hpp — posenc::attention, the fast fused attention beside the sdpa oracle.
 //
-// Same arguments and semantics as sdpa (attention/sdpa.hpp) for every option — masks on positions,
-// padding, packing, sinks, explicit or bottom-right positions, GQA/MQA, scale x the encoder's
-// softmax multiplier, transform_queries/keys — computed by a tiled online-softmax kernel
+// Same arguments and semantics as sdpa (attention/sdpa.hpp) for every option — masks on positions
+// (causal, sliding window, attention chunks), logit soft-capping, padding, packing, sinks, explicit
+// or bottom-right positions, GQA/MQA, scale x the encoder's softmax multiplier,
+// transform_queries/keys — computed by a tiled online-softmax kernel
 // (attention/fast/driver.hpp) that evaluates every encoder hook inside the tiles and never forms an
 // Sq x Sk matrix. Differences from sdpa: fp32 arithmetic (q, out float; k, v float, bfloat16 or
 // float16), the `weights` output is declined (config_error), execution knobs in a trailing argument.
@@ -12,6 +13,9 @@
 //     |out - sdpa| <= 5e-7 * (1 + A) * max_j (|v_j| + |aV|)
 // against sdpa run on the same (rounded) inputs in double. The vectorised exp is within 1.2e-7
 // (relative) of exp; float dot products of length D are within D * 2^-24 of the exact ones.
+// With logit soft-capping the bound is the same, A still the UNcapped max |logit|: c tanh(l / c) is
+// 1-Lipschitz in l, so it only shrinks the dot-product errors, and the vectorised tanh is within
+// 2.5e-7 (relative) of tanh (tests/attention/semantics_test.cpp checks the bound on every ISA).
 // Except: bfloat16 K/V on the decode path of AVX512_BF16 CPUs take the bf16 dot products by default
 // (fast_attention_options::bf16_dot_products), which round q and the probabilities to bfloat16: bound
 // 2^-8 * (1 + A) * max_j |v_j| there, so such CPUs differ from others by up to that much;

@@ -347,7 +347,8 @@ class kv_cache {
   }
 
   /// Attention of `q` [B, Sq, Hq, D] at `q_positions` [B * Sq] over every cached token, into `out`
-  /// [B, Sq, Hq, Dv]. `options` may set scale, causal, sliding_window, sinks, weights; the key
+  /// [B, Sq, Hq, Dv]. `options` may set scale, causal, sliding_window, attention_chunk,
+  /// logit_softcap, sinks, weights (passed through to the attention as given); the key
   /// fields (positions, mask, lengths, segments) come from the cache and must be left empty.
   /// Queries get the encoder's transform (under the cache's frequencies when it steers a
   /// length-dependent RoPE); cached keys are used as stored. A float cache runs the fused

@@ -1,11 +1,13 @@
 // posenc/attention/mask.hpp — the mask of one attention call, resolved from attention_options:
-// causal and sliding window on positions, padding, packing (segment ids), bottom-right alignment.
+// causal, sliding window and attention chunks on positions, padding, packing (segment ids),
+// bottom-right alignment.
 //
-// docs/spec.md §10: masks act on token POSITIONS, not indices, so left padding, packing and KV-cache
+// Masks act on token POSITIONS, not indices, so left padding, packing and KV-cache
 // offsets need no special cases. This is a predicate evaluated per (batch, query, key); nothing of
 // size Sq x Sk is materialised unless materialize() is asked for.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -68,8 +70,12 @@ class attention_mask {
     }
     if (o.sliding_window)
       detail::require(*o.sliding_window >= 1, "attention.sliding_window", *o.sliding_window, ">= 1");
-    detail::require(!o.attention_chunk, "attention.attention_chunk", o.attention_chunk.value_or(0), "absent (not implemented yet)");
-    detail::require(!o.logit_softcap, "attention.logit_softcap", o.logit_softcap.value_or(0.0), "absent (not implemented yet)");
+    if (o.attention_chunk)
+      detail::require(*o.attention_chunk >= 1, "attention.attention_chunk", *o.attention_chunk, ">= 1");
+    // Not a mask field, but validated with them so that sdpa and posenc::attention both check it.
+    if (o.logit_softcap)
+      detail::require(std::isfinite(*o.logit_softcap) && *o.logit_softcap > 0, "attention.logit_softcap",
+                      *o.logit_softcap, "a finite number > 0");
   }
 
   attention_mask(const attention_mask&) = delete;  // the spans may point into this object
@@ -89,7 +95,16 @@ class attention_mask {
     const std::int64_t d = detail::saturating_difference(pq_[qi], pk_[kj]);
     if (o_.causal && d < 0) return false;
     if (o_.sliding_window && (d >= *o_.sliding_window || (!o_.causal && d <= -*o_.sliding_window))) return false;
+    if (o_.attention_chunk && chunk_of(pq_[qi], *o_.attention_chunk) != chunk_of(pk_[kj], *o_.attention_chunk))
+      return false;
     return true;
+  }
+
+  /// floor(p / c) for c >= 1, exact for every int64 p (truncating division rounded down when the
+  /// remainder is nonzero; the quotient is then > INT64_MIN, so the decrement cannot overflow).
+  [[nodiscard]] static constexpr std::int64_t chunk_of(std::int64_t p, std::int64_t c) noexcept {
+    const std::int64_t q = p / c;
+    return p % c != 0 && p < 0 ? q - 1 : q;
   }
 
   /// Query positions [B * Sq] and key positions [B * Sk] in effect (given or bottom-right default).

@@ -1,7 +1,7 @@
 // posenc/attention/options.hpp — everything a call to sdpa() can be told besides q, k, v and the
 // encoder: scale, masks, explicit positions, attention sinks, where to put the weights.
 //
-// A flat aggregate for designated initialisers (docs/spec.md §10). Spans are borrowed for the duration
+// A flat aggregate for designated initialisers. Spans are borrowed for the duration
 // of the call only. Validation happens once per sdpa() call (attention/sdpa.hpp), which throws
 // config_error / shape_error naming the field (e.g. "attention.key_positions").
 #pragma once
@@ -28,16 +28,41 @@ struct attention_options {
 
   /// Sliding window W >= 1 on positions: allowed iff query_pos - key_pos < W (the query and the
   /// W - 1 tokens before it, as Mistral/Gemma). Without `causal` it is symmetric:
-  /// |query_pos - key_pos| < W. Both rules hold exactly for any int64 positions (docs/spec.md §7.5):
+  /// |query_pos - key_pos| < W. Both rules hold exactly for any int64 positions:
   /// the difference is never wrapped (query 0 and key INT64_MIN: causal allows, a window refuses).
+  /// The causal rule is the references' own: transformers masking_utils.py sliding_window_overlay
+  /// (kv_idx > q_idx - sliding_window) and llama.cpp is_masked_swa LLAMA_SWA_TYPE_STANDARD (masked
+  /// iff p_q - p_k >= n_swa), with W = the config's `sliding_window`. The non-causal rule matches
+  /// neither bidirectional reference: transformers sliding_window_bidirectional_overlay allows
+  /// |d| <= W and llama.cpp LLAMA_SWA_TYPE_SYMMETRIC allows |d| <= n_swa / 2; such a model needs
+  /// W = its window + 1 here (resp. n_swa / 2 + 1). (transformers masking_utils.py at 00c4411c,
+  /// llama.cpp src/llama-hparams.cpp at 01b77b57.)
   std::optional<std::int64_t> sliding_window{};
 
   /// Chunked attention (Llama 4 `attention_chunk_size`) C >= 1 on positions: key j is visible for
-  /// query i iff floor(query_pos / C) == floor(key_pos / C) (and the causal rule, when set).
+  /// query i iff floor(query_pos / C) == floor(key_pos / C), and the causal rule when `causal` is
+  /// set (Llama 4 sets it). Floor division, so negative positions fall into chunks [-C, -1],
+  /// [-2C, -C - 1], ... exactly; any int64 positions, no overflow. Combines with every other mask
+  /// (window, padding, packing). With `causal` set this is transformers masking_utils.py
+  /// chunked_overlay ((kv_idx - left_padding) // C == (q_idx - left_padding) // C: indices minus
+  /// the left padding are our positions when they start at 0 at the first real token) and llama.cpp
+  /// is_masked_swa LLAMA_SWA_TYPE_CHUNKED (masked iff p_k < (p_q / C) * C, with p_k <= p_q).
+  /// Without `causal` the rule stays the symmetric one above (transformers' overlay alone).
   std::optional<std::int64_t> attention_chunk{};
 
-  /// Logit soft-capping (Gemma 2 `attn_logit_softcapping`) cap > 0: every logit l = scale * q.k +
-  /// bias becomes cap * tanh(l / cap) before the mask is applied.
+  /// Logit soft-capping (Gemma 2 `attn_logit_softcapping`) cap > 0 and finite: the content logit
+  /// l = scale * q.(k + a^K) (Shaw's key term included, as it is part of the product) becomes
+  /// cap * tanh(l / cap); the encoder's score bias (ALiBi, T5, ...) is then added uncapped, then
+  /// the mask, then the sinks take their share of the softmax uncapped. This is the order of both
+  /// references: transformers Gemma 2 eager_attention_forward (matmul * scaling, / cap, tanh,
+  /// * cap, + attention_mask, which is also where any additive bias would enter) and llama.cpp
+  /// build_attn_mha (tanh on the product, then kq_b — T5's bias — then ggml_soft_max_ext adds the
+  /// mask with ALiBi's slope * -|p_q - p_k| folded in, then the sinks). llama.cpp caps the product
+  /// before its kq_scale; its Gemma 2 graph scales Q beforehand and passes kq_scale = 1, so both
+  /// cap scale * q.k as here (Grok's tanh(kq * f_attn_out_scale / cap) * cap is the same with
+  /// scale = f_attn_out_scale). No reference model combines a bias with soft-capping.
+  /// (transformers models/gemma2/modeling_gemma2.py at 006e8693; llama.cpp src/llama-graph.cpp at
+  /// 00395eb2, src/models/gemma2-iswa.cpp at 5c880d94.)
   std::optional<double> logit_softcap{};
 
   /// Explicit positions, one per (batch, token), row-major: [B * Sq] and [B * Sk]. Give both or

@@ -1,10 +1,11 @@
 // posenc/attention/sdpa.hpp — the reference scaled dot-product attention that plugs in any encoder.
 //
-// O = softmax(scale * (Q K^T + Q.A_K) + bias + mask) (V + A_V), per head, with GQA/MQA (docs/spec.md §10,
-// Shaw et al. 2018 eq. 3-4). A function template over the encoder: `if constexpr` asks which hooks
-// it models, so there is no virtual call and an unused hook costs nothing. Written for clarity and
-// checked in double: it accumulates in double for float inputs too, allocates scratch per call and
-// materialises one score row at a time. It is the oracle, not the fast path.
+// O = softmax(cap(scale * (Q K^T + Q.A_K)) + bias + mask) (V + A_V), per head, with GQA/MQA (Shaw
+// et al. 2018 eq. 3-4; cap(l) = c tanh(l / c) under logit soft-capping, else l). A function
+// template over the encoder: `if constexpr` asks which hooks it models, so there is no virtual call
+// and an unused hook costs nothing. Written for clarity and checked in double: it accumulates in
+// double for float inputs too, allocates scratch per call and materialises one score row at a
+// time. It is the oracle, not the fast path.
 #pragma once
 
 #include <cmath>
@@ -140,6 +141,8 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
   const attention_mask mask(o, B, Sq, Sk);
   const std::span<const std::int64_t> pq = mask.query_positions(), pk = mask.key_positions();
   const double scale = softmax_scale(enc, o, D);
+  const bool softcap = o.logit_softcap.has_value();  // validated by the mask: finite, > 0
+  const double cap = o.logit_softcap.value_or(1.0);
   if constexpr (relative_kv_encoding<E>) {
     // Shaw's vectors have fixed sizes: check them once, on the first pair, before anything is written.
     if (B > 0 && Sq > 0 && Sk > 0 && Hq > 0) {
@@ -204,6 +207,7 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
               dot += qrow[static_cast<std::size_t>(d)] * ak[static_cast<std::size_t>(d)];
           }
           x = scale * dot;
+          if (softcap) x = cap * std::tanh(x / cap);  // before the bias and the mask (options.hpp)
           if constexpr (score_bias_encoding<E>) x += static_cast<double>(enc.bias(h, pos_q, pos_k));  // after scaling
         }
         const bool has_sink = !o.sinks.empty();
@@ -248,7 +252,8 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
 ///   for any Dv); `out` overlapping k or v is a shape_error naming "out".
 /// - `options.weights` receives the softmax WEIGHTS [B, Hq, Sq, Sk] (after masking and sinks), not
 ///   the logits; masked keys get exactly 0.
-/// - logit(h, i, j) = scale * (q_i . k_j + q_i . a^K(i, j)) + bias(h, pos_i, pos_j); masked keys get
+/// - logit(h, i, j) = cap(scale * (q_i . k_j + q_i . a^K(i, j))) + bias(h, pos_i, pos_j), cap(l) =
+///   c tanh(l / c) with `options.logit_softcap` = c, else l; masked keys get
 ///   weight exactly 0; a row with no allowed key gives zeros (never NaN); out_i = sum_j p_ij (v_j +
 ///   a^V(i, j)). Accumulates in double.
 /// - Throws shape_error / config_error (naming the view or option) before computing anything.

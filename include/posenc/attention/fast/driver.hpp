@@ -9,6 +9,9 @@
 // per-distance probability sums. Decode-shaped calls split the keys into fixed chunks merged by
 // log-sum-exp. Work is cut by shape only, so the result is bit-identical for any thread count.
 // Not here: the weights output (declined), double inputs (use sdpa), dropout.
+// Attention chunks (attention_options::attention_chunk) are a tile class like the window: key tiles
+// in no chunk of the query tile are skipped. Logit soft-capping runs on each score row right after
+// the Shaw key term, before the biases and the mask (the order of attention/options.hpp).
 #pragma once
 
 #include <algorithm>
@@ -61,6 +64,13 @@ inline tile_class classify(const attention_options& o, const tile_summary& q, co
     if (dlo >= w || (!o.causal && dhi <= -w)) return tile_class::skip;
     full = full && dhi < w && (o.causal || dlo > -w);
   }
+  if (o.attention_chunk) {  // the chunks the query tile spans against those of the key tile
+    const std::int64_t ch = *o.attention_chunk;
+    const std::int64_t qlo = attention_mask::chunk_of(q.pmin, ch), qhi = attention_mask::chunk_of(q.pmax, ch);
+    const std::int64_t klo = attention_mask::chunk_of(k.pmin, ch), khi = attention_mask::chunk_of(k.pmax, ch);
+    if (khi < qlo || qhi < klo) return tile_class::skip;
+    full = full && qlo == qhi && klo == khi && qlo == klo;
+  }
   return full ? tile_class::full : tile_class::partial;
 }
 
@@ -82,6 +92,9 @@ struct call {
   bool packed;
   float scale;
   const tile_summary *qsum, *ksum;
+  // logit soft-capping: cap tanh(s inv_cap) on the content logits, before the biases and the mask
+  bool softcap = false;
+  float cap = 1, inv_cap = 1;
   // distance table
   bool use_table = false;
   distance_range trange{};
@@ -298,6 +311,7 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
       const std::ptrdiff_t h = row_head(r);
       const std::int64_t pos_q = row_pos(r);
       if (c.shaw) add_distance_row(c, qa + r * sn, c.srange, ks, pos_q, b, j0, nk, sr);
+      if (c.softcap) c.kern.softcap(sr, nk, c.cap, c.inv_cap);
       if (c.use_table) add_distance_row(c, c.table + h * c.tn, c.trange, ks, pos_q, b, j0, nk, sr);
       if constexpr (score_bias_encoding<E>) add_general_bias(c.enc, c, h, pos_q, b, j0, nk, sr);
       if (cls == tile_class::partial) {
@@ -470,6 +484,15 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
                     scale,
                     nullptr,
                     nullptr};
+  if (o.logit_softcap) {
+    // fp32 cap and 1 / cap, the cap clamped to [2^-100, 2^100]: outside, the capped logits change
+    // only by 2^-99 (a tiny cap) or only where |logit| > 2^88 (a huge one), where the documented
+    // bound exceeds the range of the outputs.
+    const double cap = std::clamp(*o.logit_softcap, 0x1p-100, 0x1p100);
+    c.softcap = true;
+    c.cap = static_cast<float>(cap);
+    c.inv_cap = static_cast<float>(1.0 / cap);
+  }
   c.TQ = f.query_tile > 0 ? f.query_tile : static_cast<int>(std::max<std::ptrdiff_t>(1, 64 / G));
   c.nqt = (Sq + c.TQ - 1) / c.TQ;
   c.packed = G * std::min<std::ptrdiff_t>(c.TQ, Sq) >= 16 || !k.dim_contiguous() || !v.dim_contiguous();

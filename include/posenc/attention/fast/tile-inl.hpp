@@ -7,7 +7,9 @@
 //   lane sums of a, b, c, d), load_f(const bfloat16* / const float16*) (L values
 //   widened to float), round_nearest, pow2(n) = 2^n for integral n in [-126, 127], keep_ge(x, lim, y)
 //   = x >= lim ? y : 0 (lane-wise), transpose(vf (&x)[L]) (an L x L block: row i becomes column i),
-//   load_eo(const bfloat16*, e, o) (2L values widened by parity: e = elements 0, 2, .., o = 1, 3, ..).
+//   load_eo(const bfloat16*, e, o) (2L values widened by parity: e = elements 0, 2, .., o = 1, 3, ..),
+//   abs_v, divide(a, b) = a / b, with_sign(m, s) = |m| with the sign of s (m >= 0), pick_gt(x, lim, a,
+//   b) = x > lim ? a : b (lane-wise; false for NaN x), any_gt(x, lim) = some lane has x > lim.
 //
 // Kernels (all float, fp32 accumulation; rows are addressed through pointer arrays so one call
 // covers every query head of a GQA group and the K/V tile is read once for all of them):
@@ -20,11 +22,18 @@
 //   exp_sum    x[j] = exp(x[j] - m) for j < n, returns the sum (vectorised exp, see exp_v)
 //   pack_kt / pack_v  the prefill packing of a K tile (transposed, L x L blocks) and a V tile (widened)
 //   row_max, scale_row, add_row, add_const
+//   softcap    x[j] = cap tanh(x[j] / cap) for j < n (logit soft-capping, see tanh_v)
 //
 // exp_v: Cephes-style expf (round(x log2 e) split with a two-constant ln 2, degree-6 polynomial,
 // 2^n by exponent arithmetic); inputs below -87.33 give exactly 0 (masked scores are -inf), inputs
 // are clamped at 88. Measured max relative error vs exp in double: 1.2e-7 on [-87, 88]
 // (tests/attention/fast_kernels_test.cpp checks 4e-7 for every ISA).
+//
+// tanh_v: Cephes-style tanhf. |x| <= 0.625: x (1 + x^2 P(x^2)) (degree-4 P); above: 1 - 2 /
+// (exp(2|x|) + 1) with exp_v, the sign put back (no cancellation there: tanh >= 0.55). |x| >= 9.1
+// gives exactly +-1 (2 / (e + 1) < 2^-25, and exp_v clamps at 88 so infinities give +-1 too); NaN
+// takes the polynomial branch and stays NaN; -0 stays -0. Max relative error vs tanh in double:
+// tests/attention/semantics_test.cpp checks 2.5e-7 for every ISA.
 //
 // Pair order (bfloat16 K/V on the in-place path): the kernels read each full block of 2L values of a
 // row as one pair (load_pair), which for bfloat16 is load_eo's parity order: block [b, b + 2L) gives
@@ -58,6 +67,23 @@ static inline vf exp_v(vf x) {
   p = fmadd(p, r, set1(5.0000001201e-1f));
   p = fmadd(p, mul(r, r), add(r, set1(1.0f)));
   return keep_ge(x, lo, mul(p, pow2(fx)));
+}
+
+static inline vf tanh_v(vf x) {
+  const vf ax = abs_v(x), lim = set1(0.625f);
+  const vf z = mul(x, x);
+  vf p = set1(-5.70498872745e-3f);
+  p = fmadd(p, z, set1(2.06390887954e-2f));
+  p = fmadd(p, z, set1(-5.37397155531e-2f));
+  p = fmadd(p, z, set1(1.33314422036e-1f));
+  p = fmadd(p, z, set1(-3.33332819422e-1f));
+  const vf small = mul(x, fmadd(p, z, set1(1.0f)));  // x (1 + x^2 P): keeps the sign of -0
+  // Every lane on the polynomial (soft-capped logits mostly are: |l| < 0.625 cap): the exp form,
+  // two thirds of the work, is skipped; the result is the same either way.
+  if (!any_gt(ax, lim)) return small;
+  const vf e = exp_v(add(ax, ax));
+  const vf big = with_sign(sub(set1(1.0f), divide(set1(2.0f), add(e, set1(1.0f)))), x);
+  return pick_gt(ax, lim, big, small);
 }
 
 // Asks for the cache lines of `bytes` bytes at address a into L2 (a prefetch never faults, so a
@@ -120,6 +146,29 @@ static inline void exp_block(const float* x, float* y, int n) {
     alignas(64) float buf[L];
     store(buf, exp_v(load_tail(x + j, n - j)));
     for (int i = 0; i < n - j; ++i) y[j + i] = buf[i];
+  }
+}
+
+static inline void tanh_block(const float* x, float* y, int n) {
+  int j = 0;
+  for (; j + L <= n; j += L) store(y + j, tanh_v(load(x + j)));
+  if (j < n) {
+    alignas(64) float buf[L];
+    store(buf, tanh_v(load_tail(x + j, n - j)));
+    for (int i = 0; i < n - j; ++i) y[j + i] = buf[i];
+  }
+}
+
+// Logit soft-capping of a score row in place, x[j] = cap tanh(x[j] inv_cap) for j < n (one pass over
+// a row still in L1, after QK^T and before the biases and the mask; only called when the option is set).
+static inline void softcap_row(float* x, int n, float cap, float inv_cap) {
+  const vf c = set1(cap), iv = set1(inv_cap);
+  int j = 0;
+  for (; j + L <= n; j += L) store(x + j, mul(c, tanh_v(mul(load(x + j), iv))));
+  if (j < n) {
+    alignas(64) float buf[L];
+    store(buf, mul(c, tanh_v(mul(load_tail(x + j, n - j), iv))));
+    for (int i = 0; i < n - j; ++i) x[j + i] = buf[i];
   }
 }
 
@@ -558,6 +607,8 @@ static inline tile_kernels make_tile_kernels() {
   t.add_row = &add_row;
   t.add_const = &add_const;
   t.exp = &exp_block;
+  t.softcap = &softcap_row;
+  t.tanh = &tanh_block;
   t.lanes = L;
   return t;
 }

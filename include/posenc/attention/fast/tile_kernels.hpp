@@ -57,6 +57,9 @@ struct tile_kernels {
   void (*add_row)(float* x, const float* t, int n) = nullptr;
   void (*add_const)(float* x, float c, int n) = nullptr;
   void (*exp)(const float* x, float* y, int n) = nullptr;
+  // logit soft-capping of one score row, x[j] = cap tanh(x[j] inv_cap) for j < n; the vectorised tanh alone
+  void (*softcap)(float* x, int n, float cap, float inv_cap) = nullptr;
+  void (*tanh)(const float* x, float* y, int n) = nullptr;
   int lanes = 1;
 
   template <class T>

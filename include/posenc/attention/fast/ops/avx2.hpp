@@ -67,6 +67,11 @@ static inline void load_eo(const bfloat16* p, vf& e, vf& o) {
 static inline vf round_nearest(vf x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline vf pow2(vf n) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23)); }
 static inline vf keep_ge(vf x, vf lim, vf y) { return _mm256_and_ps(_mm256_cmp_ps(x, lim, _CMP_GE_OQ), y); }
+static inline vf abs_v(vf x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
+static inline vf divide(vf a, vf b) { return _mm256_div_ps(a, b); }
+static inline vf with_sign(vf m, vf s) { return _mm256_or_ps(m, _mm256_and_ps(s, _mm256_set1_ps(-0.0f))); }
+static inline vf pick_gt(vf x, vf lim, vf a, vf b) { return _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, lim, _CMP_GT_OQ)); }
+static inline bool any_gt(vf x, vf lim) { return _mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_GT_OQ)) != 0; }
 // clang-format on
 
 #define POSENC_ATTENTION_OPS_REGION 1

@@ -86,6 +86,11 @@ static inline void load_eo(const bfloat16* p, vf& e, vf& o) {
 static inline vf round_nearest(vf x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline vf pow2(vf n) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23)); }
 static inline vf keep_ge(vf x, vf lim, vf y) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lim, _CMP_GE_OQ), y); }
+static inline vf abs_v(vf x) { return _mm512_abs_ps(x); }
+static inline vf divide(vf a, vf b) { return _mm512_div_ps(a, b); }
+static inline vf with_sign(vf m, vf s) { return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(m), _mm512_and_si512(_mm512_castps_si512(s), _mm512_set1_epi32(static_cast<int>(0x80000000u))))); }
+static inline vf pick_gt(vf x, vf lim, vf a, vf b) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, lim, _CMP_GT_OQ), b, a); }
+static inline bool any_gt(vf x, vf lim) { return _mm512_cmp_ps_mask(x, lim, _CMP_GT_OQ) != 0; }
 // clang-format on
 
 #define POSENC_ATTENTION_OPS_REGION 1

@@ -48,6 +48,11 @@ static inline void load_eo(const bfloat16* p, vf& e, vf& o) {
 static inline vf round_nearest(vf x) { return vrndnq_f32(x); }
 static inline vf pow2(vf n) { return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23)); }
 static inline vf keep_ge(vf x, vf lim, vf y) { return vreinterpretq_f32_u32(vandq_u32(vcgeq_f32(x, lim), vreinterpretq_u32_f32(y))); }
+static inline vf abs_v(vf x) { return vabsq_f32(x); }
+static inline vf divide(vf a, vf b) { return vdivq_f32(a, b); }
+static inline vf with_sign(vf m, vf s) { return vbslq_f32(vdupq_n_u32(0x80000000u), s, m); }
+static inline vf pick_gt(vf x, vf lim, vf a, vf b) { return vbslq_f32(vcgtq_f32(x, lim), a, b); }
+static inline bool any_gt(vf x, vf lim) { return vmaxvq_u32(vcgtq_f32(x, lim)) != 0; }
 // clang-format on
 
 #define POSENC_ATTENTION_OPS_REGION 1

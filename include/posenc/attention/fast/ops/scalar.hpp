@@ -4,6 +4,7 @@
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -42,6 +43,11 @@ static inline void load_eo(const bfloat16* p, vf& e, vf& o) { e = static_cast<fl
 static inline vf round_nearest(vf x) { return static_cast<float>(static_cast<std::int32_t>(x + (x < 0 ? -0.5f : 0.5f))); }
 static inline vf pow2(vf n) { return std::bit_cast<float>(static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23); }
 static inline vf keep_ge(vf x, vf lim, vf y) { return x >= lim ? y : 0.0f; }
+static inline vf abs_v(vf x) { return std::fabs(x); }
+static inline vf divide(vf a, vf b) { return a / b; }
+static inline vf with_sign(vf m, vf s) { return std::copysign(m, s); }
+static inline vf pick_gt(vf x, vf lim, vf a, vf b) { return x > lim ? a : b; }
+static inline bool any_gt(vf x, vf lim) { return x > lim; }
 // clang-format on
 
 #define POSENC_ATTENTION_OPS_REGION 1
