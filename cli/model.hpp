@@ -89,15 +89,15 @@ inline void run_model(const arguments& a, std::ostream& out) {
   const std::string mt = lc.base.model_type;
   if (a.json) {
     out << "{\n  \"model_type\": " << jstr(mt) << ",\n  \"family\": " << jstr(lc.family)
-        << ",\n  \"format\": " << jstr(lc.base.format) << ",\n  \"positional\": " << jstr(positional_name(lc.positional))
-        << ",\n  \"head_dim\": " << lc.head_dim
+        << ",\n  \"format\": " << jstr(lc.base.format)
+        << ",\n  \"positional\": " << jstr(positional_name(lc.positional)) << ",\n  \"head_dim\": " << lc.head_dim
         << ",\n  \"final_logit_softcap\": " << opt_num(lc.final_logit_softcap, true)
         << ",\n  \"warnings\": " << jlist(lc.warnings) << ",\n  \"layers\": [";
     for (std::size_t i = 0; i < lc.layers.size(); ++i) {
       const layer_spec& l = lc.layers[i];
       const rope_facts& f = facts[i];
-      out << (i ? ",\n    " : "\n    ") << "{\"index\": " << i << ", \"layer_type\": " << jstr(layer_type_name(l.attention))
-          << ", \"rope\": " << (l.rope ? "true" : "false")
+      out << (i ? ",\n    " : "\n    ") << "{\"index\": " << i
+          << ", \"layer_type\": " << jstr(layer_type_name(l.attention)) << ", \"rope\": " << (l.rope ? "true" : "false")
           << ", \"theta\": " << (l.rope ? fmt(l.rope->theta, true) : "null")
           << ", \"rope_type\": " << (l.rope ? jstr(scaling_type_name(l.rope->scaling)) : "null")
           << ", \"factor\": " << (l.rope ? opt_num(scaling_factor(l.rope->scaling), true) : "null")
@@ -136,7 +136,9 @@ inline void run_model(const arguments& a, std::ostream& out) {
       r += " " + layout_name(l.rope->layout) + " R " + std::to_string(facts[i].rotary_dim);
       if (facts[i].attention_scaling != 1) r += " M " + fmt(facts[i].attention_scaling);
     }
-    const std::string win = l.window ? std::to_string(*l.window) : l.chunk_size ? "chunk " + std::to_string(*l.chunk_size) : "-";
+    const std::string win = l.window       ? std::to_string(*l.window)
+                            : l.chunk_size ? "chunk " + std::to_string(*l.chunk_size)
+                                           : "-";
     out << std::right << pad(std::to_string(i), 6) << "  " << std::left << std::setw(18) << layer_type_name(l.attention)
         << std::setw(46) << r << std::setw(12) << win << std::setw(24)
         << (l.attention == layer_attention::linear ? "-" : fmt(l.softmax_scale)) << std::setw(9)
@@ -160,7 +162,8 @@ inline std::string applied_text(const posenc::architecture& a) {
     add(r);
     switch (a.partial) {
       case partial_rule::partial_rotary_factor:
-        add("partial_rotary_factor" + (a.default_partial != 1 ? " (default " + fmt(a.default_partial) + ")" : std::string()));
+        add("partial_rotary_factor" +
+            (a.default_partial != 1 ? " (default " + fmt(a.default_partial) + ")" : std::string()));
         break;
       case partial_rule::rotary_pct:
         add("rotary_pct (default " + fmt(a.default_partial) + ")");
@@ -199,7 +202,8 @@ inline std::string applied_text(const posenc::architecture& a) {
       add("no_rope_layers (default NoPE every " + std::to_string(a.default_period) + "th layer)");
       break;
     case layer_rule::hybrid_interval:
-      add("linear_attention layers (full every " + std::to_string(a.default_period) + "th); posenc applies nothing there");
+      add("linear_attention layers (full every " + std::to_string(a.default_period) +
+          "th); posenc applies nothing there");
       break;
     case layer_rule::hybrid_alternate:
       add("linear_attention on odd layers; posenc applies nothing there");
@@ -230,7 +234,8 @@ inline std::string applied_text(const posenc::architecture& a) {
   }
   if (a.softcap) {
     std::string c = "attn/final_logit_softcapping";
-    if (a.default_attn_softcap) c += " (default " + fmt(*a.default_attn_softcap) + " / " + fmt(*a.default_final_softcap) + ")";
+    if (a.default_attn_softcap)
+      c += " (default " + fmt(*a.default_attn_softcap) + " / " + fmt(*a.default_final_softcap) + ")";
     add(c);
   }
   if (a.sinks) add("attention sinks");

@@ -159,10 +159,8 @@ TEST_CASE("embedded published configs: Qwen2.5-VL, Qwen3-VL, Llama 4, gpt-oss", 
   }
   SECTION("Qwen2.5-VL with the long-context YaRN of its model card: mRoPE over YaRN frequencies") {
     auto j = config_file("qwen2_5_vl_7b.json");
-    j["rope_scaling"] = {{"type", "yarn"},
-                         {"mrope_section", {16, 24, 24}},
-                         {"factor", 4},
-                         {"original_max_position_embeddings", 32768}};
+    j["rope_scaling"] = {
+        {"type", "yarn"}, {"mrope_section", {16, 24, 24}}, {"factor", 4}, {"original_max_position_embeddings", 32768}};
     const auto cfg = load_json(j);
     REQUIRE(cfg.mrope);
     const auto enc = make_layer_encoder(cfg, 0);

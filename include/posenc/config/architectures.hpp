@@ -66,10 +66,10 @@ enum class layer_rule : unsigned char {
 
 /// Which layers skip RoPE.
 enum class nope_rule : unsigned char {
-  none,                    ///< every attention layer rotates
-  non_sliding,             ///< Cohere2: only sliding layers rotate
-  non_sliding_if_window,   ///< EXAONE 4: with a sliding window, only sliding layers rotate
-  no_rope_layers,          ///< Llama 4 / SmolLM3: no_rope_layers[i] == 0
+  none,                   ///< every attention layer rotates
+  non_sliding,            ///< Cohere2: only sliding layers rotate
+  non_sliding_if_window,  ///< EXAONE 4: with a sliding window, only sliding layers rotate
+  no_rope_layers,         ///< Llama 4 / SmolLM3: no_rope_layers[i] == 0
 };
 
 /// The multiplier of q.k before the softmax (before any encoder correction such as YaRN mscale²).
@@ -92,26 +92,26 @@ struct architecture {
   kernels::pairing hf_layout = kernels::pairing::half_split;    ///< pairs in HF's weight layout
   kernels::pairing gguf_layout = kernels::pairing::half_split;  ///< pairs llama.cpp rotates (GGUF tensors)
   partial_rule partial = partial_rule::full;
-  double default_partial = 1;     ///< class default of the rotated fraction (or rotary_dim for GPT-J)
-  double default_theta = 10000;   ///< class default rope_theta
-  int default_head_dim = 0;       ///< class default head_dim (0: hidden_size / num_attention_heads)
+  double default_partial = 1;    ///< class default of the rotated fraction (or rotary_dim for GPT-J)
+  double default_theta = 10000;  ///< class default rope_theta
+  int default_head_dim = 0;      ///< class default head_dim (0: hidden_size / num_attention_heads)
   layer_rule layers = layer_rule::uniform;
-  int default_period = 0;                       ///< class default of the pattern / interval
-  std::optional<std::int64_t> default_window{}; ///< class default of sliding_window
-  int default_max_window_layers = 0;            ///< Qwen2 family
+  int default_period = 0;                        ///< class default of the pattern / interval
+  std::optional<std::int64_t> default_window{};  ///< class default of sliding_window
+  int default_max_window_layers = 0;             ///< Qwen2 family
   nope_rule nope = nope_rule::none;
-  bool chunked = false;              ///< attention_chunk_size on the RoPE layers (Llama 4)
+  bool chunked = false;  ///< attention_chunk_size on the RoPE layers (Llama 4)
   std::optional<std::int64_t> default_chunk{};
   scale_rule scale = scale_rule::head_dim;
-  double default_scale_param = 0;    ///< class default query_pre_attn_scalar / attention_multiplier
-  bool softcap = false;              ///< reads attn_logit_softcapping / final_logit_softcapping
+  double default_scale_param = 0;  ///< class default query_pre_attn_scalar / attention_multiplier
+  bool softcap = false;            ///< reads attn_logit_softcapping / final_logit_softcapping
   std::optional<double> default_attn_softcap{};
   std::optional<double> default_final_softcap{};
-  bool sinks = false;                ///< learned per-head sink logits (gpt-oss)
-  bool llama4_temperature = false;   ///< attn_temperature_tuning on the NoPE layers
-  bool local_base = false;           ///< rope_local_base_freq for the sliding layers (Gemma 3)
+  bool sinks = false;               ///< learned per-head sink logits (gpt-oss)
+  bool llama4_temperature = false;  ///< attn_temperature_tuning on the NoPE layers
+  bool local_base = false;          ///< rope_local_base_freq for the sliding layers (Gemma 3)
   double default_local_theta = 0;
-  bool mrope = false;                ///< multimodal RoPE sections (text positions: plain RoPE)
+  bool mrope = false;  ///< multimodal RoPE sections (text positions: plain RoPE)
   bool mrope_interleaved = false;
   std::string_view refused{};  ///< what posenc refuses for this family (config_error), "" if nothing
   std::string_view sources{};  ///< the reference files this row was read from
@@ -147,9 +147,10 @@ inline constexpr std::array<architecture, 48> table{{
      .chunked = true,
      .default_chunk = 8192,
      .llama4_temperature = true,
-     .sources = "models/llama4/configuration_llama4.py " POSENC_HF_V5
-                " (default_theta 500000, no_rope_layer_interval 4, attention_chunk_size 8192, layer_types "
-                "chunked_attention on RoPE layers, floor_scale 8192, attn_scale 0.1); modeling_llama4.py view_as_complex"},
+     .sources =
+         "models/llama4/configuration_llama4.py " POSENC_HF_V5
+         " (default_theta 500000, no_rope_layer_interval 4, attention_chunk_size 8192, layer_types "
+         "chunked_attention on RoPE layers, floor_scale 8192, attn_scale 0.1); modeling_llama4.py view_as_complex"},
     {.family = "Mistral",
      .hf_model_type = "mistral",
      .layers = layer_rule::sliding_all,
@@ -356,10 +357,7 @@ inline constexpr std::array<architecture, 48> table{{
      .gguf_arch = "olmo",
      .gguf_layout = inter,
      .sources = "models/olmo/modeling_olmo.py"},
-    {.family = "OLMo 2",
-     .hf_model_type = "olmo2",
-     .gguf_arch = "olmo2",
-     .sources = "models/olmo2/modeling_olmo2.py"},
+    {.family = "OLMo 2", .hf_model_type = "olmo2", .gguf_arch = "olmo2", .sources = "models/olmo2/modeling_olmo2.py"},
     {.family = "EXAONE 4",
      .hf_model_type = "exaone4",
      .gguf_arch = "exaone4",
@@ -492,10 +490,7 @@ inline constexpr std::array<architecture, 48> table{{
      .gguf_arch = "phimoe",
      .layers = layer_rule::sliding_all,
      .sources = "models/phimoe/configuration_phimoe.py"},
-    {.family = "OLMoE",
-     .hf_model_type = "olmoe",
-     .gguf_arch = "olmoe",
-     .sources = "models/olmoe/modeling_olmoe.py"},
+    {.family = "OLMoE", .hf_model_type = "olmoe", .gguf_arch = "olmoe", .sources = "models/olmoe/modeling_olmoe.py"},
 }};
 
 #undef POSENC_HF_V5

@@ -58,8 +58,9 @@ using layer_encoder = std::variant<no_position, rope, mrope, attention_temperatu
 /// A linear-attention layer of a hybrid model is not softmax attention: config_error.
 [[nodiscard]] inline attention_options layer_options(const layer_spec& s) {
   if (s.attention == layer_attention::linear)
-    throw config_error("layer.attention", "linear_attention",
-                       "a softmax-attention layer (a hybrid model's linear-attention layers take no attention options)");
+    throw config_error(
+        "layer.attention", "linear_attention",
+        "a softmax-attention layer (a hybrid model's linear-attention layers take no attention options)");
   attention_options o{.causal = true};
   if (s.base_scale > 0) o.scale = s.base_scale;
   if (s.attention == layer_attention::sliding) o.sliding_window = s.window;

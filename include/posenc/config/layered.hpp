@@ -32,8 +32,8 @@
 #include <posenc/encoders/temperature.hpp>
 #include <posenc/rope/config.hpp>
 #include <posenc/rope/mrope.hpp>
-#include <posenc/rope/schedule.hpp>
 #include <posenc/rope/scaling/yarn.hpp>
+#include <posenc/rope/schedule.hpp>
 
 namespace posenc::inline v0 {
 
@@ -63,9 +63,9 @@ enum class layer_attention : unsigned char {
 /// What acts on one layer.
 struct layer_spec {
   layer_attention attention = layer_attention::full;
-  std::optional<std::int64_t> window{};      ///< sliding window W (sliding layers only)
-  std::optional<std::int64_t> chunk_size{};  ///< chunk C (chunked layers only)
-  std::optional<rope_config> rope{};         ///< absent: NoPE
+  std::optional<std::int64_t> window{};                       ///< sliding window W (sliding layers only)
+  std::optional<std::int64_t> chunk_size{};                   ///< chunk C (chunked layers only)
+  std::optional<rope_config> rope{};                          ///< absent: NoPE
   std::optional<attention_temperature_config> temperature{};  ///< query temperature of this layer
   std::string rope_source;  ///< where the RoPE came from: "global", "local", "rope_parameters.<type>", "none"
   /// The exact multiplier of q.k in the softmax, corrections included (YaRN mscale² of DeepSeek);
@@ -75,8 +75,8 @@ struct layer_spec {
   /// by the encoder's softmax_scale_multiplier() itself, so softmax_scale = base_scale * that.
   double base_scale = 0;
   std::optional<double> logit_softcap{};  ///< Gemma 2 attn_logit_softcapping
-  bool sinks = false;                      ///< learned per-head sink logits (gpt-oss)
-  bool alibi = false;                      ///< ALiBi bias on this layer
+  bool sinks = false;                     ///< learned per-head sink logits (gpt-oss)
+  bool alibi = false;                     ///< ALiBi bias on this layer
   friend bool operator==(const layer_spec&, const layer_spec&) = default;
 };
 
@@ -261,17 +261,20 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
   if (!found)
     out.warnings.push_back("model_type \"" + mt + "\": not in the architecture table; layer keys read at face value");
   // the positional family the keys show when the table does not know the model
-  if (!found) out.positional = out.base.rope ? positional_family::rope
-                               : out.base.alibi ? positional_family::alibi
-                               : out.base.t5    ? positional_family::t5_buckets
-                                                : positional_family::none;
+  if (!found)
+    out.positional = out.base.rope    ? positional_family::rope
+                     : out.base.alibi ? positional_family::alibi
+                     : out.base.t5    ? positional_family::t5_buckets
+                                      : positional_family::none;
   if (A.scale == scale_rule::mpt_softmax_scale && !out.base.alibi) out.positional = positional_family::learned;
   const detail::key_reader top{&text, pre};
   const bool llama4 = A.llama4_temperature;
   if (out.base.rope && found) out.base.rope->layout = top.has("rope_interleave") ? out.base.rope->layout : A.hf_layout;
 
-  const auto n_opt = top.int32("num_hidden_layers", 1);
-  const auto n_alt = n_opt ? n_opt : top.int32("num_layers", 1);  // T5
+  // the layer count: num_hidden_layers, or the aliases of T5 (num_layers), GPT-2 / BLOOM (n_layer), MPT (n_layers)
+  std::optional<int> n_alt = top.int32("num_hidden_layers", 1);
+  for (const char* alias : {"num_layers", "n_layer", "n_layers"})
+    if (!n_alt) n_alt = top.int32(alias, 1);
   if (!n_alt) throw config_error(pre + "num_hidden_layers", "absent", "the layer count (>= 1)");
   const int n = *n_alt;
   const auto nz = static_cast<std::size_t>(n);
@@ -395,13 +398,15 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
           throw config_error(pre + "attn_type_list", "given without layer_types",
                              "layer_types (transformers does not read attn_type_list: it alternates full and "
                              "linear attention)");
-        for (int i = 0; i < n; ++i)
-          kind[static_cast<std::size_t>(i)] = (i + 1) % 2 != 0 ? layer_attention::full : layer_attention::linear;
+        for (int i = 0; i < n; ++i) {
+          // MiniMaxAttention passes config.sliding_window to every softmax layer
+          const auto softmax_kind = window ? layer_attention::sliding : layer_attention::full;
+          kind[static_cast<std::size_t>(i)] = (i + 1) % 2 != 0 ? softmax_kind : layer_attention::linear;
+        }
         break;
     }
     if (!found && (has_nrl || has_interval) && chunk)
-      for (std::size_t i = 0; i < nz; ++i)
-        kind[i] = use_rope[i] ? layer_attention::chunked : layer_attention::full;
+      for (std::size_t i = 0; i < nz; ++i) kind[i] = use_rope[i] ? layer_attention::chunked : layer_attention::full;
   }
   if (sliding)
     for (std::size_t i = 0; i < nz; ++i) kind[i] = (*sliding)[i] ? layer_attention::sliding : layer_attention::full;
@@ -626,8 +631,8 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
                                                top.number("query_pre_attn_scalar").value_or(A.default_scale_param)));
       break;
     case scale_rule::attention_multiplier:
-      base_scale = L::positive(pre + "attention_multiplier",
-                               top.number("attention_multiplier").value_or(A.default_scale_param));
+      base_scale =
+          L::positive(pre + "attention_multiplier", top.number("attention_multiplier").value_or(A.default_scale_param));
       break;
     case scale_rule::mpt_softmax_scale:
       if (const config_value* ac = top.get("attn_config"); ac && ac->is_object()) {
@@ -687,7 +692,7 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
   const architecture* found = find_gguf_architecture(arch);
   const architecture& A = found ? *found : L::generic_architecture();
   out.family = std::string(A.family);
-  out.positional = found ? A.positional
+  out.positional = found            ? A.positional
                    : out.base.rope  ? positional_family::rope
                    : out.base.alibi ? positional_family::alibi
                    : out.base.t5    ? positional_family::t5_buckets

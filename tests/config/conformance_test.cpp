@@ -1,0 +1,320 @@
+// Architecture conformance: for every family in tests/golden/configs/conformance/, the config.json
+// (legacy keys), its transformers-v5 form (rope_parameters / layer_types) and the GGUF metadata
+// llama.cpp's converter writes, each loaded through posenc, give the per-layer semantics the file
+// expects (written from the reference code the file cites): layer type, RoPE base / scaling /
+// layout / rotary dim / magnitude, window, chunk, sinks, softmax scale, soft-cap, ALiBi,
+// temperature. The GGUF pair layout is the one llama.cpp rotates (convert_hf_to_gguf.py permutes
+// q/k for some families), given by the file's gguf_layout when it differs from HF's.
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <posenc/config/architectures.hpp>
+#include <posenc/config/gguf.hpp>
+#include <posenc/config/json.hpp>
+#include <posenc/config/layer_encoder.hpp>
+#include <posenc/config/layered.hpp>
+#include <posenc/rope/schedule.hpp>
+
+#include "gguf_writer.hpp"
+#include "support/check.hpp"
+#include "support/golden.hpp"
+
+using namespace posenc;
+using nlohmann::json;
+
+namespace {
+
+std::string dir() {
+  return std::string(POSENC_GOLDEN_DIR) + "/configs/conformance";
+}
+
+std::vector<std::string> files() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir()))
+    if (e.path().extension() == ".json") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<double> factor_of(const rope_scaling& s) {
+  if (auto* v = std::get_if<linear_scaling>(&s)) return v->factor;
+  if (auto* v = std::get_if<dynamic_ntk_scaling>(&s)) return v->factor;
+  if (auto* v = std::get_if<yarn_scaling>(&s)) return v->factor;
+  if (auto* v = std::get_if<llama3_scaling>(&s)) return v->factor;
+  if (auto* v = std::get_if<longrope_scaling>(&s)) return v->factor;
+  return std::nullopt;
+}
+
+/// The per-layer semantics of a loaded layer, in the expected files' terms.
+json actual(const layer_spec& l) {
+  json j;
+  j["layer_type"] = layer_type_name(l.attention);
+  j["rope"] = l.rope.has_value();
+  j["theta"] = l.rope ? json(l.rope->theta) : json();
+  j["rope_type"] = l.rope ? json(scaling_type_name(l.rope->scaling)) : json();
+  const auto f = l.rope ? factor_of(l.rope->scaling) : std::nullopt;
+  j["factor"] = f ? json(*f) : json();
+  j["layout"] = l.rope ? json(l.rope->layout == kernels::pairing::interleaved ? "interleaved" : "half_split") : json();
+  if (l.rope) {
+    const rope_schedule s(*l.rope);
+    j["rotary_dim"] = 2 * s.pairs();
+    j["attention_scaling"] = s.base().attention_scaling;
+  } else {
+    j["rotary_dim"] = 0;
+    j["attention_scaling"] = 1.0;
+  }
+  j["window"] = l.window ? json(*l.window) : json();
+  j["chunk_size"] = l.chunk_size ? json(*l.chunk_size) : json();
+  j["sinks"] = l.sinks;
+  j["softmax_scale"] = l.softmax_scale;
+  j["logit_softcap"] = l.logit_softcap ? json(*l.logit_softcap) : json();
+  j["alibi"] = l.alibi;
+  j["temperature"] = l.temperature.has_value();
+  return j;
+}
+
+void same(const json& got, const json& want, const std::string& key) {
+  INFO(key << ": got " << got.dump() << ", want " << want.dump());
+  if (want.is_number_float() || (want.is_number() && got.is_number_float())) {
+    REQUIRE(got.is_number());
+    const double g = got.get<double>(), w = want.get<double>();
+    // the expected values are float64 results of the same formulas (1/sqrt, 0.1 ln s + 1)
+    CHECK(std::fabs(g - w) <= 4e-16 * std::fabs(w));
+  } else {
+    CHECK(got == want);
+  }
+}
+
+void check_config(const layered_config& cfg, const json& e, const std::string& gguf_layout) {
+  CHECK(positional_name(cfg.positional) == e.at("positional").get<std::string>());
+  CHECK(cfg.head_dim == e.at("head_dim").get<int>());
+  same(cfg.final_logit_softcap ? json(*cfg.final_logit_softcap) : json(), e.at("final_logit_softcap"),
+       "final_logit_softcap");
+  const std::string letters = e.at("layers");
+  const auto& kinds = e.at("kinds");
+  REQUIRE(cfg.layers.size() == letters.size());
+  for (std::size_t i = 0; i < letters.size(); ++i) {
+    INFO("layer " << i);
+    json want = kinds.at(static_cast<std::size_t>(letters[i] - 'A'));
+    if (!gguf_layout.empty() && want["rope"].get<bool>()) want["layout"] = gguf_layout;
+    const json got = actual(cfg.layers[i]);
+    for (auto it = want.begin(); it != want.end(); ++it) same(got.at(it.key()), it.value(), it.key());
+    CHECK(got.size() == want.size());
+    // layer_options carries the layer's scale, window, chunk and soft-cap (not its encoder multiplier)
+    if (cfg.layers[i].attention != layer_attention::linear) {
+      const auto o = layer_options(cfg.layers[i]);
+      CHECK(o.causal);
+      CHECK(o.scale == cfg.layers[i].base_scale);
+      CHECK(o.sliding_window == cfg.layers[i].window);
+      CHECK(o.attention_chunk == cfg.layers[i].chunk_size);
+      CHECK(o.logit_softcap == cfg.layers[i].logit_softcap);
+    } else {
+      posenc_test::error_of([&] { static_cast<void>(layer_options(cfg.layers[i])); }, "layer.attention");
+    }
+  }
+}
+
+/// A GGUF file with the metadata of `md` (the types llama.cpp's writer uses: u32 counts, f32 reals,
+/// strings, i32 / bool arrays), read back through read_gguf.
+gguf_contents gguf_of(const json& md) {
+  posenc_test::gguf_writer w;
+  for (auto it = md.begin(); it != md.end(); ++it) {
+    const auto& v = it.value();
+    if (v.is_string()) {
+      w.str(it.key(), v.get<std::string>());
+    } else if (v.is_boolean()) {
+      w.boolean(it.key(), v.get<bool>());
+    } else if (v.is_number_integer()) {
+      w.u32(it.key(), v.get<std::uint32_t>());
+    } else if (v.is_number_float()) {
+      w.f32(it.key(), v.get<float>());
+    } else if (v.is_array() && !v.empty() && v[0].is_boolean()) {
+      std::string bytes = posenc_test::gguf_writer::le(std::uint32_t{7}) +
+                          posenc_test::gguf_writer::le(static_cast<std::uint64_t>(v.size()));
+      for (const auto& b : v) bytes.push_back(b.get<bool>() ? '\1' : '\0');
+      w.raw(it.key(), 9, bytes);
+    } else if (v.is_array()) {
+      w.i32_array(it.key(), v.get<std::vector<std::int32_t>>());
+    } else {
+      FAIL("unsupported metadata value for " << it.key());
+    }
+  }
+  std::istringstream in(w.bytes());
+  return read_gguf(in, "conformance.gguf");
+}
+
+}  // namespace
+
+TEST_CASE("conformance: every family, every format, the same per-layer semantics", "[conformance][golden]") {
+  int families = 0, hf = 0, v5 = 0, gguf = 0;
+  for (const auto& path : files()) {
+    const json f = json::parse(read_text_file(path));
+    INFO(path);
+    ++families;
+    REQUIRE(f.contains("reference"));
+    if (f.contains("hf_error")) {
+      posenc_test::error_of([&] { static_cast<void>(load_hf_layered(to_config_value(f.at("hf")))); },
+                            f.at("hf_error").get<std::string>());
+      continue;
+    }
+    const json& e = f.at("expected");
+    if (f.contains("hf")) {
+      INFO("HF legacy");
+      check_config(load_hf_layered(to_config_value(f.at("hf"))), e, "");
+      ++hf;
+    }
+    if (f.contains("hf_v5")) {
+      INFO("HF v5");
+      check_config(load_hf_layered(to_config_value(f.at("hf_v5"))), e, "");
+      ++v5;
+    }
+    if (f.contains("gguf")) {
+      INFO("GGUF");
+      const auto c = gguf_of(f.at("gguf"));
+      check_config(load_gguf_layered(c.metadata, &c.tensors), e, f.value("gguf_layout", std::string()));
+      ++gguf;
+    }
+  }
+  CHECK(families >= 40);
+  CHECK(hf >= 40);
+  CHECK(v5 >= 20);
+  CHECK(gguf >= 25);
+}
+
+TEST_CASE("conformance: every family of the data has a row in the architecture table", "[conformance]") {
+  for (const auto& path : files()) {
+    const json f = json::parse(read_text_file(path));
+    INFO(path);
+    bool found = false;
+    for (const auto& a : architectures()) found = found || a.family == f.at("family").get<std::string>();
+    CHECK(found);
+  }
+}
+
+TEST_CASE("architecture table: names are unique, sources cited, refusals worded", "[conformance]") {
+  const auto& t = architectures();
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    INFO(t[i].family);
+    CHECK(!t[i].family.empty());
+    CHECK(!t[i].sources.empty());
+    if (!t[i].refused.empty()) CHECK(t[i].refused.find(": ") != std::string_view::npos);
+    for (std::size_t j = i + 1; j < t.size(); ++j) CHECK(t[i].family != t[j].family);
+    if (!t[i].hf_model_type.empty() && t[i].hf_model_type != "falcon")
+      CHECK(find_hf_architecture(t[i].hf_model_type) == &t[i]);
+  }
+  CHECK(t.size() >= 40);
+  CHECK(find_hf_architecture("falcon", true)->positional == positional_family::alibi);
+  CHECK(find_hf_architecture("falcon", false)->positional == positional_family::rope);
+  CHECK(find_hf_architecture("gemma3")->family == "Gemma 3");
+  CHECK(find_gguf_architecture("command-r")->family == "Cohere / Command-R");
+  CHECK(find_hf_architecture("no_such_model") == nullptr);
+}
+
+TEST_CASE("loaders: what the confirmed mismatches load as now", "[conformance]") {
+  auto cfg = [](const json& j) { return load_hf_layered(to_config_value(j)); };
+  SECTION("Cohere pairs (2k, 2k + 1); SmolLM3 with no_rope_layers keeps Llama's halves") {
+    CHECK(cfg({{"model_type", "cohere"}, {"hidden_size", 256}, {"num_attention_heads", 2}, {"num_hidden_layers", 1}})
+              .layers[0]
+              .rope->layout == kernels::pairing::interleaved);
+    const auto s = cfg({{"model_type", "smollm3"},
+                        {"hidden_size", 256},
+                        {"num_attention_heads", 2},
+                        {"num_hidden_layers", 4},
+                        {"no_rope_layers", {1, 1, 1, 0}}});
+    CHECK(s.layers[0].rope->layout == kernels::pairing::half_split);
+    CHECK(s.layers[0].rope->theta == 2000000.0);
+    CHECK(!s.layers[3].rope);
+  }
+  SECTION("EXAONE 4 without a sliding window: every layer full and rotating") {
+    const auto x = cfg({{"model_type", "exaone4"},
+                        {"hidden_size", 256},
+                        {"num_attention_heads", 2},
+                        {"num_hidden_layers", 4},
+                        {"sliding_window", nullptr}});
+    for (const auto& l : x.layers) {
+      CHECK(l.attention == layer_attention::full);
+      CHECK(l.rope);
+    }
+  }
+  SECTION("malformed new keys name themselves") {
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "exaone4"},
+                                 {"hidden_size", 256},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 4},
+                                 {"sliding_window_pattern", "LLXG"}}));
+        },
+        "sliding_window_pattern");
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "gemma2"},
+                                 {"head_dim", 256},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 2},
+                                 {"attn_logit_softcapping", -1.0}}));
+        },
+        "attn_logit_softcapping");
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "gemma2"},
+                                 {"head_dim", 256},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 2},
+                                 {"query_pre_attn_scalar", 0}}));
+        },
+        "query_pre_attn_scalar");
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "llama"},
+                                 {"hidden_size", 256},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 2},
+                                 {"attn_logit_softcapping", 30.0}}));
+        },
+        "attn_logit_softcapping");
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "granite"},
+                                 {"hidden_size", 256},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 2},
+                                 {"attention_multiplier", -0.5}}));
+        },
+        "attention_multiplier");
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "minimax"},
+                                 {"head_dim", 128},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 2},
+                                 {"attn_type_list", {0, 1}}}));
+        },
+        "attn_type_list");
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "qwen3_next"},
+                                 {"head_dim", 256},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 2},
+                                 {"full_attention_interval", 3}}));
+        },
+        "full_attention_interval");
+  }
+  SECTION("a key the family's model does not read is a warning, not a change") {
+    const auto l = cfg({{"model_type", "llama"},
+                        {"hidden_size", 256},
+                        {"num_attention_heads", 2},
+                        {"num_hidden_layers", 2},
+                        {"sliding_window", 4096},
+                        {"query_pre_attn_scalar", 64}});
+    CHECK(l.layers[0].attention == layer_attention::full);
+    CHECK(l.layers[0].softmax_scale == 1.0 / std::sqrt(128.0));
+    CHECK(l.warnings.size() >= 2);
+  }
+}
