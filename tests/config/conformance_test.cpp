@@ -318,3 +318,54 @@ TEST_CASE("loaders: what the confirmed mismatches load as now", "[conformance]")
     CHECK(l.warnings.size() >= 2);
   }
 }
+
+TEST_CASE("GGUF: llama.cpp's built-in rules and the keys it does not read", "[conformance][gguf]") {
+  auto md = [](const std::string& arch, int n, const json& extra) {
+    json j = {{"general.architecture", arch},
+              {arch + ".block_count", n},
+              {arch + ".embedding_length", 4096},
+              {arch + ".attention.head_count", 32},
+              {arch + ".rope.freq_base", 500000.0}};
+    for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
+    return to_config_value(j);
+  };
+  SECTION("llama4: NoPE every 4th layer with chunks of 8192; a sliding_window of 0 turns both off") {
+    const auto a = load_gguf_layered(md("llama4", 8, json::object()));
+    CHECK(a.layers[0].attention == layer_attention::chunked);
+    CHECK(a.layers[0].chunk_size == 8192);
+    CHECK(!a.layers[3].rope);
+    CHECK(a.layers[3].temperature);
+    const auto b = load_gguf_layered(md("llama4", 8, {{"llama4.attention.sliding_window", 0}}));
+    for (const auto& l : b.layers) {
+      CHECK(l.attention == layer_attention::full);
+      CHECK(l.rope);
+      CHECK(!l.temperature);
+    }
+  }
+  SECTION("qwen2: llama.cpp attends fully whatever attention.sliding_window says (with a warning)") {
+    const auto q = load_gguf_layered(md("qwen2", 4, {{"qwen2.attention.sliding_window", 4096}}));
+    for (const auto& l : q.layers) CHECK(l.attention == layer_attention::full);
+    CHECK(std::any_of(q.warnings.begin(), q.warnings.end(),
+                      [](const std::string& w) { return w.find("sliding_window") != std::string::npos; }));
+  }
+  SECTION("gemma2: 46 layers scale by 1/sqrt(n_embd / n_head), other sizes by head_dim") {
+    const auto big = load_gguf_layered(md("gemma2", 46,
+                                          {{"gemma2.embedding_length", 4608},
+                                           {"gemma2.attention.key_length", 128},
+                                           {"gemma2.attention.sliding_window", 4096}}));
+    CHECK(big.layers[0].softmax_scale == 1.0 / std::sqrt(144.0));
+    const auto small = load_gguf_layered(md("gemma2", 42,
+                                            {{"gemma2.embedding_length", 3584},
+                                             {"gemma2.attention.head_count", 16},
+                                             {"gemma2.attention.key_length", 256},
+                                             {"gemma2.attention.sliding_window", 4096}}));
+    CHECK(small.layers[0].softmax_scale == 1.0 / 16.0);
+  }
+  SECTION("qwen3next: full_attention_interval longer than the model is refused") {
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(load_gguf_layered(md("qwen3next", 2, {{"qwen3next.full_attention_interval", 3}})));
+        },
+        "qwen3next.full_attention_interval");
+  }
+}

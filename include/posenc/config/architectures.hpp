@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <posenc/kernels/types.hpp>
 
@@ -117,6 +118,23 @@ struct architecture {
   std::string_view sources{};  ///< the reference files this row was read from
 };
 
+/// Keys posenc reads and reports in `warnings` because they do not change the attention it computes:
+/// what they act on is outside it (projections, embeddings, the LM head) or the family's reference
+/// does not read them. (key, why) pairs, for docs/configs.md.
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 11> no_effect_keys{{
+    {"use_qk_norm / qk_layernorm", "norms on the q/k projections: the caller's, before attention"},
+    {"attn_config.clip_qkv", "MPT clamps the q/k/v projections: the caller's, before attention"},
+    {"logit_scale / logits_scaling", "Cohere / Granite multiply the LM-head logits"},
+    {"embedding_multiplier / residual_multiplier", "Granite's embedding and residual scales"},
+    {"sliding_window (uniform families)", "Llama-style models attend fully; their modeling code does not read it"},
+    {"sliding_window_pattern (families without a pattern)", "not read by the family's modeling code"},
+    {"no_rope_layers (families without NoPE layers)", "not read by the family's modeling code"},
+    {"rope_local_base_freq (families other than Gemma 3)", "not read by the family's modeling code"},
+    {"query_pre_attn_scalar (families other than Gemma 2/3)", "the scale stays head_dim^-0.5"},
+    {"attention_multiplier (families other than Granite)", "not read by the family's modeling code"},
+    {"floor_scale / attn_scale without attn_temperature_tuning", "Llama 4 applies no temperature then"},
+}};
+
 namespace detail::arch {
 
 using P = kernels::pairing;
@@ -126,7 +144,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 48> table{{
+inline constexpr std::array<architecture, 49> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .gguf_arch = "llama",
@@ -209,6 +227,18 @@ inline constexpr std::array<architecture, 48> table{{
      .default_period = 4,
      .sources = "models/qwen3_next/configuration_qwen3_next.py " POSENC_HF_V5
                 " (partial_rotary_factor 0.25, full_attention_interval 4, linear_attention layers)"},
+    {.family = "Qwen3.5",
+     .hf_model_type = "qwen3_5_text",
+     .hf_aliases = "qwen3_5,qwen3_5_moe,qwen3_5_moe_text",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.25,
+     .default_head_dim = 256,
+     .layers = layer_rule::hybrid_interval,
+     .default_period = 4,
+     .mrope = true,
+     .sources = "models/qwen3_5/configuration_qwen3_5.py " POSENC_HF_V5
+                " (head_dim 256, partial_rotary_factor 0.25, full_attention_interval 4, linear_attention layers, "
+                "mrope_section / mrope_interleaved)"},
     {.family = "Qwen2-VL",
      .hf_model_type = "qwen2_vl",
      .gguf_arch = "qwen2vl",
@@ -432,7 +462,8 @@ inline constexpr std::array<architecture, 48> table{{
     {.family = "Falcon (ALiBi)",
      .hf_model_type = "falcon",
      .positional = positional_family::alibi,
-     .refused = "alibi: true (Falcon multiplies the ALiBi bias by head_dim^-0.5 with the logits)",
+     .refused = "alibi: Falcon scales its ALiBi bias by head_dim^-0.5 together with q.k, which posenc's ALiBi "
+                "(an unscaled bias) does not model",
      .sources = "models/falcon/modeling_falcon.py (attention_logits = scores + alibi; attention_logits *= "
                 "inv_norm_factor)"},
     {.family = "BLOOM",

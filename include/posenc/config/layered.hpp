@@ -124,7 +124,7 @@ inline bool has_key(const config_value& o, std::string_view key) {
 /// rotated fraction, head_dim), where the config leaves them out: HF fills them in the same way.
 inline config_value with_class_defaults(const config_value& text, const architecture& a) {
   config_value t = text;
-  if (a.positional != positional_family::rope) return t;
+  if (a.positional != positional_family::rope || a.family.empty()) return t;  // unknown families: keys as given
   const config_value* rp = t.find("rope_parameters");
   const bool rp_theta = rp && rp->is_object() && has_key(*rp, "rope_theta");
   if (!has_key(t, "rope_theta") && !rp_theta && !has_key(t, "rotary_emb_base"))
@@ -252,7 +252,7 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
   if (!A.refused.empty()) {
     const auto colon = A.refused.find(':');
     throw config_error(pre + std::string(A.refused.substr(0, colon)),
-                       std::string(A.family) + " is not supported: " + std::string(A.refused.substr(colon + 2)));
+                       std::string(A.family) + " is refused: " + std::string(A.refused.substr(colon + 2)));
   }
   const config_value text = L::with_class_defaults(text_in, A);
   out.base = load_hf_config(text);
@@ -269,6 +269,20 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
   if (A.scale == scale_rule::mpt_softmax_scale && !out.base.alibi) out.positional = positional_family::learned;
   const detail::key_reader top{&text, pre};
   const bool llama4 = A.llama4_temperature;
+  // keys acting outside the attention posenc computes (architectures.hpp no_effect_keys)
+  for (const char* k :
+       {"use_qk_norm", "qk_layernorm", "logit_scale", "logits_scaling", "embedding_multiplier", "residual_multiplier"})
+    if (const config_value* v = top.get(k);
+        v && !(v->is_bool() && !v->as_bool()) &&
+        !(v->is_number() && v->as_number() == 1.0 && std::string_view(k) != "logit_scale"))
+      out.warnings.push_back(pre + k +
+                             ": acts on the projections, embeddings or LM head, outside the attention; "
+                             "not applied by posenc");
+  if (const config_value* ac = top.get("attn_config"); ac && ac->is_object())
+    if (const config_value* c = ac->find("clip_qkv"); c && !c->is_null())
+      out.warnings.push_back(pre +
+                             "attn_config.clip_qkv: clamps the q/k/v projections, before the attention; "
+                             "not applied by posenc");
   if (out.base.rope && found) out.base.rope->layout = top.has("rope_interleave") ? out.base.rope->layout : A.hf_layout;
 
   // the layer count: num_hidden_layers, or the aliases of T5 (num_layers), GPT-2 / BLOOM (n_layer), MPT (n_layers)
@@ -705,7 +719,10 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
   const int n = *n_opt;
   const auto nz = static_cast<std::size_t>(n);
   const std::optional<rope_config> global = out.base.rope;
-  const auto window = md.integer(p + "attention.sliding_window", 1, std::int64_t{1} << 53);
+  // llama.cpp reads a window of 0 as "no sliding window" (and, for llama4, as "no NoPE layers, no chunks")
+  const auto window_key = md.integer(p + "attention.sliding_window", 0, std::int64_t{1} << 53);
+  const bool window_zero = window_key && *window_key == 0;
+  const std::optional<std::int64_t> window = window_zero ? std::nullopt : window_key;
 
   // sliding layers
   std::optional<std::vector<bool>> sliding;
@@ -774,18 +791,18 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
   if (sliding)
     for (std::size_t i = 0; i < nz; ++i) kind[i] = (*sliding)[i] ? layer_attention::sliding : layer_attention::full;
   std::optional<attention_temperature_config> nope_temp, every_temp;
-  if (A.layers == layer_rule::nope_interval) {
+  if (A.layers == layer_rule::nope_interval && !(A.chunked && window_zero)) {
     for (int i = 0; i < n; ++i)
       use_rope[static_cast<std::size_t>(i)] = use_rope[static_cast<std::size_t>(i)] && (i + 1) % A.default_period != 0;
     out.warnings.push_back(arch + ": NoPE every " + std::to_string(A.default_period) +
                            "th layer is llama.cpp's built-in rule");
   }
-  if (A.llama4_temperature) {
+  if (A.llama4_temperature && !window_zero) {
     nope_temp = attention_temperature_config{.head_dim = global ? global->head_dim : 0};
     out.warnings.push_back(arch + ": the Llama 4 temperature (8192, 0.1) and chunks of " +
                            std::to_string(A.default_chunk.value_or(0)) + " are llama.cpp's built-in values");
   }
-  if (A.chunked)
+  if (A.chunked && !window_zero)
     for (std::size_t i = 0; i < nz; ++i)
       if (use_rope[i]) kind[i] = layer_attention::chunked;
   if (A.layers == layer_rule::hybrid_interval) {
