@@ -241,6 +241,32 @@ TEST_CASE("loaders: what the confirmed mismatches load as now", "[conformance]")
       CHECK(l.rope);
     }
   }
+  SECTION("EXAONE 4 letter pattern: repeated over the layers, the last layer global") {
+    const auto x = cfg({{"model_type", "exaone4"},
+                        {"hidden_size", 256},
+                        {"num_attention_heads", 2},
+                        {"num_hidden_layers", 6},
+                        {"sliding_window_pattern", "LLLG"}});
+    const std::vector<bool> sliding = {true, true, true, false, true, false};
+    for (std::size_t i = 0; i < 6; ++i) {
+      INFO("layer " << i);
+      CHECK((x.layers[i].attention == layer_attention::sliding) == sliding[i]);
+      CHECK(x.layers[i].rope.has_value() == sliding[i]);  // global layers are NoPE with a window
+    }
+  }
+  SECTION("transformers v5 multimodal configs: the text model under text_config keeps its family") {
+    const auto q = cfg({{"model_type", "qwen2_5_vl"},
+                        {"text_config",
+                         {{"model_type", "qwen2_5_vl_text"},
+                          {"hidden_size", 3584},
+                          {"num_attention_heads", 28},
+                          {"num_hidden_layers", 2},
+                          {"rope_parameters",
+                           {{"rope_type", "default"}, {"rope_theta", 1000000.0}, {"mrope_section", {16, 24, 24}}}}}}});
+    CHECK(q.family == "Qwen2.5-VL");
+    REQUIRE(q.mrope);
+    CHECK(q.mrope->section == std::array<int, 3>{16, 24, 24});
+  }
   SECTION("malformed new keys name themselves") {
     posenc_test::error_of(
         [&] {

@@ -241,6 +241,7 @@ inline constexpr std::array<architecture, 49> table{{
                 "mrope_section / mrope_interleaved)"},
     {.family = "Qwen2-VL",
      .hf_model_type = "qwen2_vl",
+     .hf_aliases = "qwen2_vl_text",
      .gguf_arch = "qwen2vl",
      .default_theta = 1000000,
      .layers = layer_rule::max_window_layers,
@@ -250,6 +251,7 @@ inline constexpr std::array<architecture, 49> table{{
      .sources = "models/qwen2_vl/configuration_qwen2_vl.py (mrope_section)"},
     {.family = "Qwen2.5-VL",
      .hf_model_type = "qwen2_5_vl",
+     .hf_aliases = "qwen2_5_vl_text",
      .gguf_arch = "qwen2vl",
      .default_theta = 1000000,
      .layers = layer_rule::max_window_layers,
@@ -395,10 +397,12 @@ inline constexpr std::array<architecture, 49> table{{
      .default_period = 4,
      .default_window = 4096,
      .nope = nope_rule::non_sliding_if_window,
-     .sources = "models/exaone4/configuration_exaone4.py " POSENC_HF_V5
-                " (sliding_window 4096, sliding_window_pattern 4 or \"LLLG\"); modeling_exaone4.py "
-                "transformers@0205eec1d869591488aa74eda3f2da23610c28d9 (RoPE iff sliding_window is None or the layer "
-                "slides)"},
+     .sources =
+         "models/exaone4/configuration_exaone4.py " POSENC_HF_V5
+         " (sliding_window 4096, sliding_window_pattern 4, or a string of L/G letters repeated over the layers with "
+         "the last layer always global); modeling_exaone4.py "
+         "transformers@0205eec1d869591488aa74eda3f2da23610c28d9 (RoPE iff sliding_window is None or the layer "
+         "slides)"},
     {.family = "SmolLM3",
      .hf_model_type = "smollm3",
      .gguf_arch = "smollm3",

@@ -352,6 +352,7 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
       below_n("sliding_window_pattern", static_cast<std::int64_t>(p.size()));
       sliding = std::vector<bool>(nz);
       for (std::size_t i = 0; i < nz; ++i) (*sliding)[i] = p[i % p.size()] == 'L';
+      (*sliding)[nz - 1] = false;  // Exaone4Config: the last layer is global whatever the pattern says
     } else {
       const auto period = *top.int32("sliding_window_pattern", 0);
       below_n("sliding_window_pattern", period);
