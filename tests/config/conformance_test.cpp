@@ -108,7 +108,7 @@ void check_config(const layered_config& cfg, const json& e, const std::string& g
     // layer_options carries the layer's scale, window, chunk and soft-cap (not its encoder multiplier)
     if (cfg.layers[i].attention != layer_attention::linear) {
       const auto o = layer_options(cfg.layers[i]);
-      CHECK(o.causal);
+      CHECK(o.causal == (cfg.positional != positional_family::t5_buckets));
       CHECK(o.scale == cfg.layers[i].base_scale);
       CHECK(o.sliding_window == cfg.layers[i].window);
       CHECK(o.attention_chunk == cfg.layers[i].chunk_size);
@@ -266,6 +266,20 @@ TEST_CASE("loaders: what the confirmed mismatches load as now", "[conformance]")
     CHECK(q.family == "Qwen2.5-VL");
     REQUIRE(q.mrope);
     CHECK(q.mrope->section == std::array<int, 3>{16, 24, 24});
+  }
+  SECTION("bidirectional decoder attention is refused, T5's encoder layers are not causal") {
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "gemma3_text"},
+                                 {"head_dim", 256},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 2},
+                                 {"use_bidirectional_attention", true}}));
+        },
+        "use_bidirectional_attention");
+    const auto t = cfg({{"model_type", "t5"}, {"d_model", 512}, {"num_heads", 8}, {"d_kv", 64}, {"num_layers", 2}});
+    CHECK(!layer_options(t.layers[0]).causal);
+    CHECK(layer_options(t.layers[0]).scale == 1.0);
   }
   SECTION("malformed new keys name themselves") {
     posenc_test::error_of(

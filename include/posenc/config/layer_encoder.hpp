@@ -53,15 +53,15 @@ using layer_encoder = std::variant<no_position, rope, mrope, attention_temperatu
   return r;
 }
 
-/// The attention options of a layer: causal, the layer's softmax scale (without the encoder's own
-/// multiplier, which the attention applies), its sliding window or chunk, and its logit soft-cap.
-/// A linear-attention layer of a hybrid model is not softmax attention: config_error.
+/// The attention options of a layer: causal (except T5's encoder layers), the layer's softmax scale (without the
+/// encoder's own multiplier, which the attention applies), its sliding window or chunk, and its logit soft-cap. A
+/// linear-attention layer of a hybrid model is not softmax attention: config_error.
 [[nodiscard]] inline attention_options layer_options(const layer_spec& s) {
   if (s.attention == layer_attention::linear)
     throw config_error(
         "layer.attention", "linear_attention",
         "a softmax-attention layer (a hybrid model's linear-attention layers take no attention options)");
-  attention_options o{.causal = true};
+  attention_options o{.causal = s.causal};
   if (s.base_scale > 0) o.scale = s.base_scale;
   if (s.attention == layer_attention::sliding) o.sliding_window = s.window;
   if (s.attention == layer_attention::chunked) o.attention_chunk = s.chunk_size;

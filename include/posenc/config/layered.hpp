@@ -77,6 +77,7 @@ struct layer_spec {
   std::optional<double> logit_softcap{};  ///< Gemma 2 attn_logit_softcapping
   bool sinks = false;                     ///< learned per-head sink logits (gpt-oss)
   bool alibi = false;                     ///< ALiBi bias on this layer
+  bool causal = true;                     ///< false for bidirectional (encoder) layers: T5's encoder
   friend bool operator==(const layer_spec&, const layer_spec&) = default;
 };
 
@@ -220,6 +221,7 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
     s.logit_softcap = softcap;
     s.sinks = out.attention_sinks;
     s.alibi = alibi;
+    s.causal = out.positional != positional_family::t5_buckets;  // the layers counted are T5's encoder layers
   }
 }
 
@@ -284,6 +286,9 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
                              "attn_config.clip_qkv: clamps the q/k/v projections, before the attention; "
                              "not applied by posenc");
   if (out.base.rope && found) out.base.rope->layout = top.has("rope_interleave") ? out.base.rope->layout : A.hf_layout;
+  if (top.boolean("use_bidirectional_attention").value_or(false))
+    throw config_error(pre + "use_bidirectional_attention", "true",
+                       "false or absent (bidirectional decoder attention, as in EmbeddingGemma, is not modelled)");
 
   // the layer count: num_hidden_layers, or the aliases of T5 (num_layers), GPT-2 / BLOOM (n_layer), MPT (n_layers)
   std::optional<int> n_alt = top.int32("num_hidden_layers", 1);
