@@ -189,7 +189,8 @@ inline std::string applied_text(const posenc::architecture& a) {
     case layer_rule::uniform:
       break;
     case layer_rule::sliding_all:
-      add("sliding_window on every layer" + win);
+      add("sliding_window on every layer" + win +
+          (a.gguf_reads_window || a.gguf_arch.empty() ? std::string() : " (GGUF: full attention, as llama.cpp)"));
       break;
     case layer_rule::max_window_layers:
       add("use_sliding_window: layers >= max_window_layers (default " + std::to_string(a.default_max_window_layers) +

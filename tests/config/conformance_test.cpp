@@ -388,6 +388,12 @@ TEST_CASE("GGUF: llama.cpp's built-in rules and the keys it does not read", "[co
     CHECK(std::any_of(q.warnings.begin(), q.warnings.end(),
                       [](const std::string& w) { return w.find("sliding_window") != std::string::npos; }));
   }
+  SECTION("starcoder2: llama.cpp reads no sliding window for it") {
+    const auto s2 = load_gguf_layered(md("starcoder2", 2, {{"starcoder2.attention.sliding_window", 4096}}));
+    for (const auto& l : s2.layers) CHECK(l.attention == layer_attention::full);
+    const auto p3 = load_gguf_layered(md("phi3", 2, {{"phi3.attention.sliding_window", 2047}}));
+    for (const auto& l : p3.layers) CHECK(l.window == 2047);
+  }
   SECTION("gemma2: 46 layers scale by 1/sqrt(n_embd / n_head), other sizes by head_dim") {
     const auto big = load_gguf_layered(md("gemma2", 46,
                                           {{"gemma2.embedding_length", 4608},

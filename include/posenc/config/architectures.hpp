@@ -114,8 +114,9 @@ struct architecture {
   double default_local_theta = 0;
   bool mrope = false;  ///< multimodal RoPE sections (text positions: plain RoPE)
   bool mrope_interleaved = false;
-  std::string_view refused{};  ///< what posenc refuses for this family (config_error), "" if nothing
-  std::string_view sources{};  ///< the reference files this row was read from
+  bool gguf_reads_window = true;  ///< llama.cpp reads {arch}.attention.sliding_window for this architecture
+  std::string_view refused{};     ///< what posenc refuses for this family (config_error), "" if nothing
+  std::string_view sources{};     ///< the reference files this row was read from
 };
 
 /// Keys posenc reads and reports in `warnings` because they do not change the attention it computes:
@@ -492,7 +493,9 @@ inline constexpr std::array<architecture, 49> table{{
      .hf_model_type = "starcoder2",
      .gguf_arch = "starcoder2",
      .layers = layer_rule::sliding_all,
-     .sources = "models/starcoder2/configuration_starcoder2.py (sliding_window None by default)"},
+     .gguf_reads_window = false,
+     .sources = "models/starcoder2/configuration_starcoder2.py " POSENC_HF_V5
+                " (sliding_window None by default); llama.cpp llama_load_hparams_starcoder2 reads no window"},
     {.family = "Persimmon",
      .hf_model_type = "persimmon",
      .partial = partial_rule::partial_rotary_factor,

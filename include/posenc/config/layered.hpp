@@ -754,9 +754,9 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
     sliding = L::sliding_from_period(n, A.default_period);
     out.warnings.push_back(pk + " absent: llama.cpp's built-in pattern for " + arch + " (every " +
                            std::to_string(A.default_period) + "th layer full) is used");
-  } else if (A.layers == layer_rule::sliding_all && window) {
+  } else if (A.layers == layer_rule::sliding_all && A.gguf_reads_window && window) {
     sliding = std::vector<bool>(nz, true);
-  } else if (window && found && A.layers != layer_rule::period) {
+  } else if (window && found && (A.layers != layer_rule::period || !A.gguf_reads_window)) {
     out.warnings.push_back(p + "attention.sliding_window: llama.cpp attends fully on every " + arch +
                            " layer (it does not read the key for this architecture); ignored");
   }
