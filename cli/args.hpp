@@ -23,7 +23,7 @@ class usage_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class command { help, version, rope, alibi, t5, sinusoidal, tour };
+enum class command { help, version, rope, alibi, t5, sinusoidal, tour, model };
 
 inline constexpr std::size_t max_list = 65536;        ///< positions / relative range entries
 inline constexpr std::int64_t max_heads = 4096;       ///< alibi --heads
@@ -56,6 +56,9 @@ struct arguments {
   std::int64_t d_model = 0;            ///< --d-model D
   std::string layout = "interleaved";  ///< --layout interleaved|concat|fairseq
 
+  // model
+  bool supported_markdown = false;  ///< --supported-markdown
+
   // tour
   std::string out_dir = "posenc-tour";  ///< --out DIR
 };
@@ -75,6 +78,12 @@ inline const char* usage_text() {
          "  posenc sinusoidal --d-model D [--layout interleaved|concat|fairseq] [--positions LIST] [--json]\n"
          "                    [--plot FILE.svg]\n"
          "      Sinusoidal encodings, one row per position.\n"
+         "  posenc model --config FILE [--json]\n"
+         "      What posenc does in each layer of a model (config.json or .gguf): layer type, RoPE\n"
+         "      (base, scaling, layout, rotary dim, magnitude), window or chunk, sinks, softmax scale,\n"
+         "      soft-cap, temperature, ALiBi.\n"
+         "  posenc model --supported-markdown\n"
+         "      The supported-models table (markdown), generated from the architecture table.\n"
          "  posenc tour [--out DIR]\n"
          "      Every encoder through the reference attention on a built-in example; writes plots to DIR.\n"
          "\n"
@@ -158,8 +167,11 @@ inline std::vector<std::int64_t> to_list(std::string_view opt, std::string_view 
     a.cmd = command::sinusoidal;
   else if (cmd == "tour")
     a.cmd = command::tour;
+  else if (cmd == "model")
+    a.cmd = command::model;
   else
-    throw usage_error("unknown command '" + std::string(cmd) + "' (commands: rope, alibi, t5, sinusoidal, tour)");
+    throw usage_error("unknown command '" + std::string(cmd) +
+                      "' (commands: rope, alibi, t5, sinusoidal, model, tour)");
 
   const std::string prog = "posenc " + std::string(cmd);
   struct spec {
@@ -168,11 +180,12 @@ inline std::vector<std::int64_t> to_list(std::string_view opt, std::string_view 
     bool allowed;
   };
   const bool rope = a.cmd == command::rope, alibi = a.cmd == command::alibi, t5 = a.cmd == command::t5,
-             sin = a.cmd == command::sinusoidal, tour = a.cmd == command::tour;
+             sin = a.cmd == command::sinusoidal, tour = a.cmd == command::tour, model = a.cmd == command::model;
   const spec specs[] = {
       {"--json", false, !tour},
-      {"--plot", true, !tour},
-      {"--config", true, rope},
+      {"--plot", true, !tour && !model},
+      {"--config", true, rope || model},
+      {"--supported-markdown", false, model},
       {"--seq-len", true, rope},
       {"--positions", true, rope || sin},
       {"--angle-mode", true, rope},
@@ -220,6 +233,8 @@ inline std::vector<std::int64_t> to_list(std::string_view opt, std::string_view 
     const std::string_view v = value.value_or("");
     if (opt == "--json")
       a.json = true;
+    else if (opt == "--supported-markdown")
+      a.supported_markdown = true;
     else if (opt == "--plot") {
       if (v.empty()) throw usage_error(o + ": empty file name");
       a.plot = std::string(v);
@@ -274,6 +289,10 @@ inline std::vector<std::int64_t> to_list(std::string_view opt, std::string_view 
     }
   }
   if (rope && a.config.empty()) throw usage_error(prog + ": --config FILE is required");
+  if (model && a.config.empty() && !a.supported_markdown)
+    throw usage_error(prog + ": --config FILE (or --supported-markdown) is required");
+  if (model && !a.config.empty() && a.supported_markdown)
+    throw usage_error(prog + ": --supported-markdown takes no --config");
   if (alibi && !have_heads) throw usage_error(prog + ": --heads N is required");
   if (sin && !have_d_model) throw usage_error(prog + ": --d-model D is required");
   return a;

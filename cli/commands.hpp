@@ -211,6 +211,7 @@ inline void print_layers(const posenc::layered_config& lc, const std::vector<int
       out << (i ? ",\n    " : "\n    ") << "{\"index\": " << i
           << ", \"layer_type\": " << jstr(layer_type_name(l.attention))
           << ", \"window\": " << (l.window ? std::to_string(*l.window) : "null")
+          << ", \"chunk_size\": " << (l.chunk_size ? std::to_string(*l.chunk_size) : "null")
           << ", \"rope\": " << (l.rope ? "true" : "false") << ", \"rope_source\": " << jstr(l.rope_source);
       if (l.rope)
         out << ", \"theta\": " << fmt(l.rope->theta, true)
@@ -237,7 +238,8 @@ inline void print_layers(const posenc::layered_config& lc, const std::vector<int
     std::string r = "NoPE";
     if (l.rope) r = l.rope_source + ": theta " + fmt(l.rope->theta) + " " + scaling_type_name(l.rope->scaling);
     out << pad(std::to_string(i), 7) << pad(layer_type_name(l.attention), 19)
-        << pad(l.window ? std::to_string(*l.window) : "-", 9) << "  " << std::left << std::setw(40) << r << std::right
+        << pad(l.window ? std::to_string(*l.window) : (l.chunk_size ? "c" + std::to_string(*l.chunk_size) : "-"), 9)
+        << "  " << std::left << std::setw(40) << r << std::right
         << (l.temperature ? temperature_text(*l.temperature, false) : "-") << "\n";
   }
 }

@@ -18,6 +18,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "model.hpp"
 #include "tour.hpp"
 
 namespace posenc_cli {
@@ -62,6 +63,9 @@ inline int run(std::span<const std::string_view> args, std::ostream& out, std::o
         break;
       case command::tour:
         run_tour(a, buf, err);
+        break;
+      case command::model:
+        run_model(a, buf);
         break;
       default:
         break;

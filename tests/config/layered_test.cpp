@@ -159,10 +159,8 @@ TEST_CASE("embedded published configs: Qwen2.5-VL, Qwen3-VL, Llama 4, gpt-oss", 
   }
   SECTION("Qwen2.5-VL with the long-context YaRN of its model card: mRoPE over YaRN frequencies") {
     auto j = config_file("qwen2_5_vl_7b.json");
-    j["rope_scaling"] = {{"type", "yarn"},
-                         {"mrope_section", {16, 24, 24}},
-                         {"factor", 4},
-                         {"original_max_position_embeddings", 32768}};
+    j["rope_scaling"] = {
+        {"type", "yarn"}, {"mrope_section", {16, 24, 24}}, {"factor", 4}, {"original_max_position_embeddings", 32768}};
     const auto cfg = load_json(j);
     REQUIRE(cfg.mrope);
     const auto enc = make_layer_encoder(cfg, 0);
@@ -190,11 +188,14 @@ TEST_CASE("embedded published configs: Qwen2.5-VL, Qwen3-VL, Llama 4, gpt-oss", 
     const auto& t = std::get<attention_temperature>(nope);
     CHECK(t.factor(8191) == Approx(1.0 + 0.1 * std::log(2.0)).margin(1e-15));
     CHECK(cfg.layers[0].attention == layer_attention::chunked);
-    CHECK(cfg.layers[0].window == 8192);
+    CHECK(cfg.layers[0].chunk_size == 8192);
+    CHECK(!cfg.layers[0].window);
     CHECK(std::holds_alternative<llama3_scaling>(cfg.layers[0].rope->scaling));
     CHECK(cfg.layers[0].rope->layout == kernels::pairing::interleaved);  // HF view_as_complex pairs
-    error_of([&] { static_cast<void>(layer_options(cfg.layers[0])); }, "layer.attention");
+    CHECK(layer_options(cfg.layers[0]).attention_chunk == 8192);
+    CHECK(!layer_options(cfg.layers[0]).sliding_window);
     CHECK(layer_options(cfg.layers[3]).causal);
+    CHECK(!layer_options(cfg.layers[3]).attention_chunk);
   }
   SECTION("gpt-oss 20B: even layers slide (128), YaRN truncate false on every layer, sinks") {
     const auto cfg = load_file("gpt_oss_20b.json");
@@ -287,6 +288,8 @@ TEST_CASE("layered HF loader: every malformed key is a config_error naming it", 
   error_of([&] { load_json(bad_type); }, "layer_types[1]");
   auto no_window = gemma;
   no_window.erase("sliding_window");
+  CHECK(load_json(no_window).layers[0].window == 4096);  // Gemma3TextConfig's class default
+  no_window["sliding_window"] = nullptr;
   error_of([&] { load_json(no_window); }, "sliding_window");
   auto no_layers = gemma;
   no_layers.erase("num_hidden_layers");

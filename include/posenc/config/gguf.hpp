@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include <posenc/config/architectures.hpp>
 #include <posenc/config/model_config.hpp>
 #include <posenc/config/value.hpp>
 #include <posenc/core/errors.hpp>
@@ -177,6 +178,7 @@ inline std::optional<int> layer_int(const key_reader& r, const std::string& key,
   rope_config rc;
   rc.theta = md.number(p + "rope.freq_base").value_or(10000.0);
   rc.layout = kind == g::arch_rope::norm ? kernels::pairing::interleaved : kernels::pairing::half_split;
+  if (const architecture* row = find_gguf_architecture(arch)) rc.layout = row->gguf_layout;  // the table decides
 
   // Head dimension: key_length (MLA: key_length_mla), else embedding_length / head_count.
   std::optional<int> head_dim;

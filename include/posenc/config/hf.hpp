@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include <posenc/config/architectures.hpp>
 #include <posenc/config/model_config.hpp>
 #include <posenc/config/value.hpp>
 #include <posenc/core/errors.hpp>
@@ -266,7 +267,9 @@ inline config_value merged_scaling(const config_value* scaling, const config_val
   rc.partial_rotary_factor = factor;
 
   // Pair layout: a property of the checkpoint, implied by the model class (docs/spec.md §7.2).
-  bool interleaved = h::is_one_of(mt, {"gptj", "codegen", "deepseek_v2", "deepseek_v3"});
+  // The architecture table knows the family's layout (config/architectures.hpp).
+  const architecture* arch_row = find_hf_architecture(mt);
+  bool interleaved = arch_row ? arch_row->hf_layout == kernels::pairing::interleaved : mt == "codegen";
   if (auto ri = top.boolean("rope_interleave")) interleaved = *ri;
   rc.layout = interleaved ? kernels::pairing::interleaved : kernels::pairing::half_split;
 

@@ -11,7 +11,7 @@
 //
 // mRoPE layers get the plain-concept mrope (each position used on all three streams); bind a
 // position table (mrope::bind) for multimodal prompts. Options (sliding window, sinks) are the
-// caller's: layer_options() fills the mask fields from the layer_spec.
+// caller's: layer_options() fills scale, window, chunk and soft-cap from the layer_spec.
 #pragma once
 
 #include <cstddef>
@@ -53,16 +53,19 @@ using layer_encoder = std::variant<no_position, rope, mrope, attention_temperatu
   return r;
 }
 
-/// The mask fields of a layer: causal, and the sliding window of sliding layers. Chunked attention
-/// (Llama 4) is not a mask this attention has; config_error for a chunked layer unless
-/// `allow_full_for_chunked` (then it attends fully, which equals chunked attention within the first chunk).
-[[nodiscard]] inline attention_options layer_options(const layer_spec& s, bool allow_full_for_chunked = false) {
-  attention_options o{.causal = true};
+/// The attention options of a layer: causal (except T5's encoder layers), the layer's softmax scale (without the
+/// encoder's own multiplier, which the attention applies), its sliding window or chunk, and its logit soft-cap. A
+/// linear-attention layer of a hybrid model is not softmax attention: config_error.
+[[nodiscard]] inline attention_options layer_options(const layer_spec& s) {
+  if (s.attention == layer_attention::linear)
+    throw config_error(
+        "layer.attention", "linear_attention",
+        "a softmax-attention layer (a hybrid model's linear-attention layers take no attention options)");
+  attention_options o{.causal = s.causal};
+  if (s.base_scale > 0) o.scale = s.base_scale;
   if (s.attention == layer_attention::sliding) o.sliding_window = s.window;
-  if (s.attention == layer_attention::chunked)
-    detail::require(allow_full_for_chunked, "layer.attention", "chunked_attention",
-                    "a full or sliding layer (chunked masks are not modelled; pass allow_full_for_chunked for "
-                    "sequences within one chunk)");
+  if (s.attention == layer_attention::chunked) o.attention_chunk = s.chunk_size;
+  o.logit_softcap = s.logit_softcap;
   return o;
 }
 

@@ -1,0 +1,275 @@
+// cli/model.hpp — `posenc model`: what posenc does in each layer of a model, and the
+// supported-models table generated from the architecture table (config/architectures.hpp).
+//
+// --json prints one object: model_type, positional, head_dim, final_logit_softcap and `layers`,
+// one entry per layer with exactly the keys index, layer_type, rope, theta, rope_type, factor,
+// layout, rotary_dim, attention_scaling, window, chunk_size, sinks, softmax_scale, logit_softcap,
+// temperature, alibi (a contract: tests/cli checks it). --supported-markdown prints the markdown
+// table README.md and docs/configs.md carry between their supported-models markers
+// (scripts/supported-models rewrites them). Errors are thrown; run() prints one line, exit 2.
+#pragma once
+
+#include <fstream>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <variant>
+
+#include <posenc/config/architectures.hpp>
+#include <posenc/config/gguf.hpp>
+#include <posenc/config/json.hpp>
+#include <posenc/config/layered.hpp>
+#include <posenc/rope/schedule.hpp>
+
+#include "args.hpp"
+#include "commands.hpp"
+
+namespace posenc_cli {
+
+/// Loads the per-layer description of a config.json or .gguf (recognised by its magic bytes).
+inline posenc::layered_config load_layered_model(const std::string& path) {
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe) throw posenc::config_error(path, "cannot open file");
+  char magic[4] = {};
+  probe.read(magic, 4);
+  if (probe.gcount() == 4 && std::string_view(magic, 4) == "GGUF") {
+    std::ifstream in(path, std::ios::binary);
+    const auto c = posenc::read_gguf(in, path);
+    return posenc::load_gguf_layered(c.metadata, &c.tensors);
+  }
+  return posenc::load_hf_layered(posenc::parse_config_json(posenc::read_text_file(path), path));
+}
+
+/// The scaling factor of a RoPE scaling, when it has one.
+inline std::optional<double> scaling_factor(const posenc::rope_scaling& s) {
+  using namespace posenc;
+  if (auto* v = std::get_if<linear_scaling>(&s)) return v->factor;
+  if (auto* v = std::get_if<dynamic_ntk_scaling>(&s)) return v->factor;
+  if (auto* v = std::get_if<yarn_scaling>(&s)) return v->factor;
+  if (auto* v = std::get_if<llama3_scaling>(&s)) return v->factor;
+  if (auto* v = std::get_if<longrope_scaling>(&s)) return v->factor;
+  return std::nullopt;
+}
+
+inline std::string opt_num(const std::optional<double>& v, bool json) {
+  return v ? fmt(*v, json) : (json ? "null" : "-");
+}
+inline std::string opt_int(const std::optional<std::int64_t>& v, bool json) {
+  return v ? std::to_string(*v) : (json ? "null" : "-");
+}
+
+/// What the layer's RoPE gives the report: rotary dim, magnitude M (validates the config).
+struct rope_facts {
+  int rotary_dim = 0;
+  double attention_scaling = 1;
+};
+inline rope_facts facts_of(const posenc::layer_spec& l) {
+  if (!l.rope) return {};
+  const posenc::rope_schedule s(*l.rope);
+  return {2 * s.pairs(), s.base().attention_scaling};
+}
+
+inline void run_model(const arguments& a, std::ostream& out);
+
+/// The supported-models markdown table, one row per architecture-table row.
+inline std::string supported_markdown();
+
+// ------------------------------------------------------------------------------------------------
+
+inline void run_model(const arguments& a, std::ostream& out) {
+  using namespace posenc;
+  if (a.supported_markdown) {
+    out << supported_markdown();
+    return;
+  }
+  const layered_config lc = load_layered_model(a.config);
+  std::vector<rope_facts> facts;
+  for (const auto& l : lc.layers) facts.push_back(facts_of(l));
+  const std::string mt = lc.base.model_type;
+  if (a.json) {
+    out << "{\n  \"model_type\": " << jstr(mt) << ",\n  \"family\": " << jstr(lc.family)
+        << ",\n  \"format\": " << jstr(lc.base.format)
+        << ",\n  \"positional\": " << jstr(positional_name(lc.positional)) << ",\n  \"head_dim\": " << lc.head_dim
+        << ",\n  \"final_logit_softcap\": " << opt_num(lc.final_logit_softcap, true)
+        << ",\n  \"warnings\": " << jlist(lc.warnings) << ",\n  \"layers\": [";
+    for (std::size_t i = 0; i < lc.layers.size(); ++i) {
+      const layer_spec& l = lc.layers[i];
+      const rope_facts& f = facts[i];
+      out << (i ? ",\n    " : "\n    ") << "{\"index\": " << i
+          << ", \"layer_type\": " << jstr(layer_type_name(l.attention)) << ", \"rope\": " << (l.rope ? "true" : "false")
+          << ", \"theta\": " << (l.rope ? fmt(l.rope->theta, true) : "null")
+          << ", \"rope_type\": " << (l.rope ? jstr(scaling_type_name(l.rope->scaling)) : "null")
+          << ", \"factor\": " << (l.rope ? opt_num(scaling_factor(l.rope->scaling), true) : "null")
+          << ", \"layout\": " << (l.rope ? jstr(layout_name(l.rope->layout)) : "null")
+          << ", \"rotary_dim\": " << f.rotary_dim << ", \"attention_scaling\": " << fmt(f.attention_scaling, true)
+          << ", \"window\": " << opt_int(l.window, true) << ", \"chunk_size\": " << opt_int(l.chunk_size, true)
+          << ", \"sinks\": " << (l.sinks ? "true" : "false") << ", \"softmax_scale\": " << fmt(l.softmax_scale, true)
+          << ", \"logit_softcap\": " << opt_num(l.logit_softcap, true)
+          << ", \"temperature\": " << (l.temperature ? temperature_text(*l.temperature, true) : "null")
+          << ", \"alibi\": " << (l.alibi ? "true" : "false") << "}";
+    }
+    out << "\n  ]\n}\n";
+    return;
+  }
+  out << "posenc model — " << a.config << " (" << lc.base.format << (mt.empty() ? "" : ", " + mt)
+      << (lc.family.empty() ? "" : ", " + lc.family) << ")\n"
+      << "  positional           " << positional_name(lc.positional) << "\n"
+      << "  head_dim             " << lc.head_dim << "\n"
+      << "  final_logit_softcap  " << opt_num(lc.final_logit_softcap, false) << "\n";
+  if (lc.mrope)
+    out << "  mRoPE                " << (lc.mrope->layout == mrope_layout::interleaved ? "interleaved" : "contiguous")
+        << " sections [t " << lc.mrope->section[0] << ", h " << lc.mrope->section[1] << ", w " << lc.mrope->section[2]
+        << "]\n";
+  for (const auto& w : lc.warnings) out << "  warning: " << w << "\n";
+  out << "\n"
+      << std::right << pad("layer", 6) << "  " << std::left << std::setw(18) << "type" << std::setw(46) << "rope"
+      << std::setw(12) << "window" << std::setw(24) << "softmax_scale" << std::setw(9) << "softcap" << std::setw(6)
+      << "sinks" << std::setw(6) << "alibi"
+      << "temperature\n";
+  for (std::size_t i = 0; i < lc.layers.size(); ++i) {
+    const layer_spec& l = lc.layers[i];
+    std::string r = "-";
+    if (l.rope) {
+      r = "theta " + fmt(l.rope->theta) + " " + scaling_type_name(l.rope->scaling);
+      if (auto f = scaling_factor(l.rope->scaling)) r += " x" + fmt(*f);
+      r += " " + layout_name(l.rope->layout) + " R " + std::to_string(facts[i].rotary_dim);
+      if (facts[i].attention_scaling != 1) r += " M " + fmt(facts[i].attention_scaling);
+    }
+    const std::string win = l.window       ? std::to_string(*l.window)
+                            : l.chunk_size ? "chunk " + std::to_string(*l.chunk_size)
+                                           : "-";
+    out << std::right << pad(std::to_string(i), 6) << "  " << std::left << std::setw(18) << layer_type_name(l.attention)
+        << std::setw(46) << r << std::setw(12) << win << std::setw(24)
+        << (l.attention == layer_attention::linear ? "-" : fmt(l.softmax_scale)) << std::setw(9)
+        << opt_num(l.logit_softcap, false) << std::setw(6) << (l.sinks ? "yes" : "-") << std::setw(6)
+        << (l.alibi ? "yes" : "-") << (l.temperature ? temperature_text(*l.temperature, false) : "-") << "\n";
+  }
+  out << std::right;
+}
+
+namespace detail {
+
+inline std::string applied_text(const posenc::architecture& a) {
+  using namespace posenc;
+  std::string s;
+  auto add = [&](const std::string& t) { s += (s.empty() ? "" : "; ") + t; };
+  const auto lay = [](kernels::pairing p) { return p == kernels::pairing::interleaved ? "interleaved" : "half_split"; };
+  if (a.positional == positional_family::rope) {
+    std::string r = std::string("RoPE ") + lay(a.hf_layout);
+    if (!a.gguf_arch.empty() && a.gguf_layout != a.hf_layout) r += std::string(" (GGUF ") + lay(a.gguf_layout) + ")";
+    r += ", theta " + fmt(a.default_theta) + " by default";
+    add(r);
+    switch (a.partial) {
+      case partial_rule::partial_rotary_factor:
+        add("partial_rotary_factor" +
+            (a.default_partial != 1 ? " (default " + fmt(a.default_partial) + ")" : std::string()));
+        break;
+      case partial_rule::rotary_pct:
+        add("rotary_pct (default " + fmt(a.default_partial) + ")");
+        break;
+      case partial_rule::rotary_dim:
+        add("rotary_dim (default " + fmt(a.default_partial) + ")");
+        break;
+      case partial_rule::qk_rope_head_dim:
+        add("qk_rope_head_dim slice of [nope | rope]");
+        break;
+      case partial_rule::full:
+        break;
+    }
+  } else if (a.positional == positional_family::alibi) {
+    add("ALiBi on every layer");
+  } else if (a.positional == positional_family::t5_buckets) {
+    add("T5 relative buckets");
+  } else {
+    add(std::string(positional_name(a.positional)) + " positions (in the embeddings; nothing in attention)");
+  }
+  const std::string win = a.default_window ? " (default " + std::to_string(*a.default_window) + ")" : std::string();
+  switch (a.layers) {
+    case layer_rule::uniform:
+      break;
+    case layer_rule::sliding_all:
+      add("sliding_window on every layer" + win +
+          (a.gguf_reads_window || a.gguf_arch.empty() ? std::string() : " (GGUF: full attention, as llama.cpp)"));
+      break;
+    case layer_rule::max_window_layers:
+      add("use_sliding_window: layers >= max_window_layers (default " + std::to_string(a.default_max_window_layers) +
+          ") slide" + win);
+      break;
+    case layer_rule::period:
+      add("sliding_window_pattern (default " + std::to_string(a.default_period) + ")" + win);
+      break;
+    case layer_rule::nope_interval:
+      add("no_rope_layers (default NoPE every " + std::to_string(a.default_period) + "th layer)");
+      break;
+    case layer_rule::hybrid_interval:
+      add("linear_attention layers (full every " + std::to_string(a.default_period) +
+          "th); posenc applies nothing there");
+      break;
+    case layer_rule::hybrid_alternate:
+      add("linear_attention on odd layers; posenc applies nothing there");
+      break;
+  }
+  if (a.nope == nope_rule::non_sliding) add("full layers NoPE");
+  if (a.nope == nope_rule::non_sliding_if_window) add("full layers NoPE when sliding");
+  if (a.chunked) add("chunked_attention on RoPE layers (default " + std::to_string(a.default_chunk.value_or(0)) + ")");
+  if (a.local_base) add("rope_local_base_freq on sliding layers (default " + fmt(a.default_local_theta) + ")");
+  switch (a.scale) {
+    case scale_rule::head_dim:
+      break;
+    case scale_rule::query_pre_attn_scalar:
+      add("scale query_pre_attn_scalar^-0.5 (default " + fmt(a.default_scale_param) + ")");
+      break;
+    case scale_rule::attention_multiplier:
+      add("scale attention_multiplier (default " + fmt(a.default_scale_param) + ")");
+      break;
+    case scale_rule::qk_head_dim:
+      add("scale qk_head_dim^-0.5 x YaRN mscale^2");
+      break;
+    case scale_rule::mpt_softmax_scale:
+      add("attn_config.softmax_scale");
+      break;
+    case scale_rule::unscaled:
+      add("unscaled q.k");
+      break;
+  }
+  if (a.softcap) {
+    std::string c = "attn/final_logit_softcapping";
+    if (a.default_attn_softcap)
+      c += " (default " + fmt(*a.default_attn_softcap) + " / " + fmt(*a.default_final_softcap) + ")";
+    add(c);
+  }
+  if (a.sinks) add("attention sinks");
+  if (a.llama4_temperature) add("query temperature on NoPE layers");
+  if (a.mrope) add(std::string("mRoPE sections (") + (a.mrope_interleaved ? "interleaved" : "contiguous") + ")");
+  return s;
+}
+
+}  // namespace detail
+
+inline std::string supported_markdown() {
+  std::ostringstream o;
+  o << "| Family | HF model_type | GGUF arch | Positional | Applied | Refused |\n"
+    << "| --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& a : posenc::architectures()) {
+    std::string hf = a.hf_model_type.empty() ? "-" : "`" + std::string(a.hf_model_type) + "`";
+    if (!a.hf_aliases.empty()) {
+      std::string al(a.hf_aliases);
+      std::string list;
+      std::size_t start = 0;
+      while (start <= al.size()) {
+        const auto c = al.find(',', start);
+        list += ", `" + al.substr(start, c == std::string::npos ? std::string::npos : c - start) + "`";
+        if (c == std::string::npos) break;
+        start = c + 1;
+      }
+      hf += list;
+    }
+    o << "| " << a.family << " | " << hf << " | " << (a.gguf_arch.empty() ? "-" : "`" + std::string(a.gguf_arch) + "`")
+      << " | " << posenc::positional_name(a.positional) << " | " << detail::applied_text(a) << " | "
+      << (a.refused.empty() ? "-" : std::string(a.refused)) << " |\n";
+  }
+  return o.str();
+}
+
+}  // namespace posenc_cli

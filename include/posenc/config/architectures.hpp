@@ -1,0 +1,570 @@
+// posenc/config/architectures.hpp — what each model family does with positions and attention, the
+// one table the Hugging Face and GGUF loaders read (config/layered.hpp).
+//
+// One row per family: the positional family, the RoPE pair layout (as HF stores the weights and as
+// llama.cpp rotates the GGUF tensors, which convert_hf_to_gguf.py permutes for some families), the
+// partial-rotary convention, the per-layer rules (sliding pattern and its class default, NoPE
+// layers, chunked layers, hybrid linear-attention layers), the softmax-scale rule, soft-capping,
+// sinks, temperature, and the class defaults of every key that may be absent from a config.json.
+// The values were read from the reference code: transformers configuration_*.py / modeling_*.py
+// (files named in each row's `sources`, with the commit of the version read) and llama.cpp
+// src/llama-model.cpp / src/llama-arch.cpp. This header is data and lookups only; it parses no
+// config and does not decide what a given config means (config/layered.hpp does, from this table).
+// See docs/configs.md for the generated supported-models table.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <posenc/kernels/types.hpp>
+
+namespace posenc::inline v0 {
+
+/// How a family encodes positions.
+enum class positional_family : unsigned char { rope, alibi, t5_buckets, learned, sinusoidal, none };
+
+[[nodiscard]] constexpr const char* positional_name(positional_family p) noexcept {
+  switch (p) {
+    case positional_family::rope:
+      return "rope";
+    case positional_family::alibi:
+      return "alibi";
+    case positional_family::t5_buckets:
+      return "t5_buckets";
+    case positional_family::learned:
+      return "learned";
+    case positional_family::sinusoidal:
+      return "sinusoidal";
+    case positional_family::none:
+      break;
+  }
+  return "none";
+}
+
+/// Which key gives the rotated part of a head.
+enum class partial_rule : unsigned char {
+  full,                   ///< every dimension rotates (a partial_rotary_factor key is still honoured)
+  partial_rotary_factor,  ///< R = floor(head_dim * partial_rotary_factor)
+  rotary_pct,             ///< GPT-NeoX: R = floor(head_dim * rotary_pct)
+  rotary_dim,             ///< GPT-J: R = rotary_dim
+  qk_rope_head_dim,       ///< DeepSeek MLA: [nope | rope] per head, R = qk_rope_head_dim
+};
+
+/// How the layers are assigned their attention kind when the config has no `layer_types`.
+enum class layer_rule : unsigned char {
+  uniform,            ///< every layer full attention; a sliding_window key is not read by the model
+  sliding_all,        ///< every layer slides when sliding_window is set (Mistral, Phi-3, Starcoder2)
+  max_window_layers,  ///< Qwen2: layer i slides iff use_sliding_window and i >= max_window_layers
+  period,             ///< sliding iff (i + 1) % sliding_window_pattern != 0 (Gemma 2/3, Cohere2, gpt-oss)
+  nope_interval,      ///< Llama 4 / SmolLM3: layer i is NoPE iff no_rope_layers[i] == 0 (default every 4th)
+  hybrid_interval,    ///< Qwen3-Next: linear attention iff (i + 1) % full_attention_interval != 0
+  hybrid_alternate,   ///< MiniMax: full attention iff (i + 1) % 2 != 0, else linear attention
+};
+
+/// Which layers skip RoPE.
+enum class nope_rule : unsigned char {
+  none,                   ///< every attention layer rotates
+  non_sliding,            ///< Cohere2: only sliding layers rotate
+  non_sliding_if_window,  ///< EXAONE 4: with a sliding window, only sliding layers rotate
+  no_rope_layers,         ///< Llama 4 / SmolLM3: no_rope_layers[i] == 0
+};
+
+/// The multiplier of q.k before the softmax (before any encoder correction such as YaRN mscale²).
+enum class scale_rule : unsigned char {
+  head_dim,               ///< head_dim^-0.5
+  query_pre_attn_scalar,  ///< Gemma 2/3: query_pre_attn_scalar^-0.5
+  attention_multiplier,   ///< Granite: attention_multiplier
+  qk_head_dim,            ///< DeepSeek: (qk_nope_head_dim + qk_rope_head_dim)^-0.5, times YaRN mscale²
+  mpt_softmax_scale,      ///< MPT: attn_config.softmax_scale, else head_dim^-0.5
+  unscaled,               ///< T5: 1
+};
+
+/// One family.
+struct architecture {
+  std::string_view family{};         ///< display name
+  std::string_view hf_model_type{};  ///< HF model_type ("" when HF has none)
+  std::string_view hf_aliases{};     ///< further HF model_type values, comma-separated
+  std::string_view gguf_arch{};      ///< llama.cpp general.architecture ("" when llama.cpp has none)
+  positional_family positional = positional_family::rope;
+  kernels::pairing hf_layout = kernels::pairing::half_split;    ///< pairs in HF's weight layout
+  kernels::pairing gguf_layout = kernels::pairing::half_split;  ///< pairs llama.cpp rotates (GGUF tensors)
+  partial_rule partial = partial_rule::full;
+  double default_partial = 1;    ///< class default of the rotated fraction (or rotary_dim for GPT-J)
+  double default_theta = 10000;  ///< class default rope_theta
+  int default_head_dim = 0;      ///< class default head_dim (0: hidden_size / num_attention_heads)
+  layer_rule layers = layer_rule::uniform;
+  int default_period = 0;                        ///< class default of the pattern / interval
+  std::optional<std::int64_t> default_window{};  ///< class default of sliding_window
+  int default_max_window_layers = 0;             ///< Qwen2 family
+  nope_rule nope = nope_rule::none;
+  bool chunked = false;  ///< attention_chunk_size on the RoPE layers (Llama 4)
+  std::optional<std::int64_t> default_chunk{};
+  scale_rule scale = scale_rule::head_dim;
+  double default_scale_param = 0;  ///< class default query_pre_attn_scalar / attention_multiplier
+  bool softcap = false;            ///< reads attn_logit_softcapping / final_logit_softcapping
+  std::optional<double> default_attn_softcap{};
+  std::optional<double> default_final_softcap{};
+  bool sinks = false;               ///< learned per-head sink logits (gpt-oss)
+  bool llama4_temperature = false;  ///< attn_temperature_tuning on the NoPE layers
+  bool local_base = false;          ///< rope_local_base_freq for the sliding layers (Gemma 3)
+  double default_local_theta = 0;
+  bool mrope = false;  ///< multimodal RoPE sections (text positions: plain RoPE)
+  bool mrope_interleaved = false;
+  bool gguf_reads_window = true;  ///< llama.cpp reads {arch}.attention.sliding_window for this architecture
+  std::string_view refused{};     ///< what posenc refuses for this family (config_error), "" if nothing
+  std::string_view sources{};     ///< the reference files this row was read from
+};
+
+/// Keys posenc reads and reports in `warnings` because they do not change the attention it computes:
+/// what they act on is outside it (projections, embeddings, the LM head) or the family's reference
+/// does not read them. (key, why) pairs, for docs/configs.md.
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 11> no_effect_keys{{
+    {"use_qk_norm / qk_layernorm", "norms on the q/k projections: the caller's, before attention"},
+    {"attn_config.clip_qkv", "MPT clamps the q/k/v projections: the caller's, before attention"},
+    {"logit_scale / logits_scaling", "Cohere / Granite multiply the LM-head logits"},
+    {"embedding_multiplier / residual_multiplier", "Granite's embedding and residual scales"},
+    {"sliding_window (uniform families)", "Llama-style models attend fully; their modeling code does not read it"},
+    {"sliding_window_pattern (families without a pattern)", "not read by the family's modeling code"},
+    {"no_rope_layers (families without NoPE layers)", "not read by the family's modeling code"},
+    {"rope_local_base_freq (families other than Gemma 3)", "not read by the family's modeling code"},
+    {"query_pre_attn_scalar (families other than Gemma 2/3)", "the scale stays head_dim^-0.5"},
+    {"attention_multiplier (families other than Granite)", "not read by the family's modeling code"},
+    {"floor_scale / attn_scale without attn_temperature_tuning", "Llama 4 applies no temperature then"},
+}};
+
+namespace detail::arch {
+
+using P = kernels::pairing;
+inline constexpr P half = P::half_split;
+inline constexpr P inter = P::interleaved;
+// Commits of the versions read (the reference index stores several per file).
+#define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
+
+/// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
+inline constexpr std::array<architecture, 49> table{{
+    {.family = "Llama 1-3",
+     .hf_model_type = "llama",
+     .gguf_arch = "llama",
+     .gguf_layout = inter,
+     .sources = "models/llama/modeling_llama.py (rotate_half on halves); convert_hf_to_gguf.py LlamaModel.permute; "
+                "src/llama-model.cpp llama_model_rope_type NORM"},
+    {.family = "Llama 4",
+     .hf_model_type = "llama4",
+     .hf_aliases = "llama4_text",
+     .gguf_arch = "llama4",
+     .hf_layout = inter,
+     .gguf_layout = inter,
+     .default_theta = 500000,
+     .default_head_dim = 128,
+     .layers = layer_rule::nope_interval,
+     .default_period = 4,
+     .nope = nope_rule::no_rope_layers,
+     .chunked = true,
+     .default_chunk = 8192,
+     .llama4_temperature = true,
+     .sources =
+         "models/llama4/configuration_llama4.py " POSENC_HF_V5
+         " (default_theta 500000, no_rope_layer_interval 4, attention_chunk_size 8192, layer_types "
+         "chunked_attention on RoPE layers, floor_scale 8192, attn_scale 0.1); modeling_llama4.py view_as_complex"},
+    {.family = "Mistral",
+     .hf_model_type = "mistral",
+     .layers = layer_rule::sliding_all,
+     .default_window = 4096,
+     .sources = "models/mistral/configuration_mistral.py transformers@001f85b38fb432858ace93f18622f07cec46d874 "
+                "(sliding_window default 4096); GGUF: arch llama"},
+    {.family = "Ministral / Mistral 3",
+     .hf_model_type = "ministral3",
+     .hf_aliases = "ministral,mistral3",
+     .gguf_arch = "mistral3",
+     .gguf_layout = inter,
+     .default_theta = 1000000,
+     .layers = layer_rule::sliding_all,
+     .sources = "models/ministral3 (rope_parameters.llama_4_scaling_beta temperature)"},
+    {.family = "Mixtral",
+     .hf_model_type = "mixtral",
+     .default_theta = 1000000,
+     .layers = layer_rule::sliding_all,
+     .sources = "models/mixtral/configuration_mixtral.py (rope_theta 1e6, sliding_window None); GGUF: arch llama"},
+    {.family = "Qwen2 / Qwen2.5",
+     .hf_model_type = "qwen2",
+     .gguf_arch = "qwen2",
+     .layers = layer_rule::max_window_layers,
+     .default_window = 4096,
+     .default_max_window_layers = 28,
+     .sources = "models/qwen2/configuration_qwen2.py (layer_types: sliding iff use_sliding_window and i >= "
+                "max_window_layers; sliding_window 4096, max_window_layers 28)"},
+    {.family = "Qwen2-MoE",
+     .hf_model_type = "qwen2_moe",
+     .gguf_arch = "qwen2moe",
+     .layers = layer_rule::max_window_layers,
+     .default_window = 4096,
+     .default_max_window_layers = 28,
+     .sources = "models/qwen2_moe/configuration_qwen2_moe.py"},
+    {.family = "Qwen3",
+     .hf_model_type = "qwen3",
+     .gguf_arch = "qwen3",
+     .layers = layer_rule::max_window_layers,
+     .default_window = 4096,
+     .default_max_window_layers = 28,
+     .sources = "models/qwen3/configuration_qwen3.py"},
+    {.family = "Qwen3-MoE",
+     .hf_model_type = "qwen3_moe",
+     .gguf_arch = "qwen3moe",
+     .layers = layer_rule::max_window_layers,
+     .default_window = 4096,
+     .default_max_window_layers = 28,
+     .sources = "models/qwen3_moe/configuration_qwen3_moe.py"},
+    {.family = "Qwen3-Next",
+     .hf_model_type = "qwen3_next",
+     .gguf_arch = "qwen3next",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.25,
+     .default_head_dim = 256,
+     .layers = layer_rule::hybrid_interval,
+     .default_period = 4,
+     .sources = "models/qwen3_next/configuration_qwen3_next.py " POSENC_HF_V5
+                " (partial_rotary_factor 0.25, full_attention_interval 4, linear_attention layers)"},
+    {.family = "Qwen3.5",
+     .hf_model_type = "qwen3_5_text",
+     .hf_aliases = "qwen3_5,qwen3_5_moe,qwen3_5_moe_text",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.25,
+     .default_head_dim = 256,
+     .layers = layer_rule::hybrid_interval,
+     .default_period = 4,
+     .mrope = true,
+     .sources = "models/qwen3_5/configuration_qwen3_5.py " POSENC_HF_V5
+                " (head_dim 256, partial_rotary_factor 0.25, full_attention_interval 4, linear_attention layers, "
+                "mrope_section / mrope_interleaved)"},
+    {.family = "Qwen2-VL",
+     .hf_model_type = "qwen2_vl",
+     .hf_aliases = "qwen2_vl_text",
+     .gguf_arch = "qwen2vl",
+     .default_theta = 1000000,
+     .layers = layer_rule::max_window_layers,
+     .default_window = 4096,
+     .default_max_window_layers = 80,
+     .mrope = true,
+     .sources = "models/qwen2_vl/configuration_qwen2_vl.py (mrope_section)"},
+    {.family = "Qwen2.5-VL",
+     .hf_model_type = "qwen2_5_vl",
+     .hf_aliases = "qwen2_5_vl_text",
+     .gguf_arch = "qwen2vl",
+     .default_theta = 1000000,
+     .layers = layer_rule::max_window_layers,
+     .default_window = 4096,
+     .default_max_window_layers = 80,
+     .mrope = true,
+     .sources = "models/qwen2_5_vl/configuration_qwen2_5_vl.py"},
+    {.family = "Qwen3-VL",
+     .hf_model_type = "qwen3_vl",
+     .hf_aliases = "qwen3_vl_text,qwen3_vl_moe",
+     .gguf_arch = "qwen3vl",
+     .default_theta = 5000000,
+     .mrope = true,
+     .mrope_interleaved = true,
+     .sources = "models/qwen3_vl/modeling_qwen3_vl.py (interleaved mRoPE)"},
+    {.family = "Gemma",
+     .hf_model_type = "gemma",
+     .gguf_arch = "gemma",
+     .default_head_dim = 256,
+     .sources = "models/gemma/configuration_gemma.py (head_dim 256)"},
+    {.family = "Gemma 2",
+     .hf_model_type = "gemma2",
+     .gguf_arch = "gemma2",
+     .default_head_dim = 256,
+     .layers = layer_rule::period,
+     .default_period = 2,
+     .default_window = 4096,
+     .scale = scale_rule::query_pre_attn_scalar,
+     .default_scale_param = 256,
+     .softcap = true,
+     .default_attn_softcap = 50.0,
+     .default_final_softcap = 30.0,
+     .sources = "models/gemma2/configuration_gemma2.py " POSENC_HF_V5
+                " (query_pre_attn_scalar 256, sliding_window 4096, layer_types even layers slide, "
+                "attn_logit_softcapping 50, final_logit_softcapping 30); llama.cpp llama_load_hparams_gemma2 "
+                "(46 layers: scale 1/sqrt(n_embd/n_head))"},
+    {.family = "Gemma 3",
+     .hf_model_type = "gemma3_text",
+     .hf_aliases = "gemma3",
+     .gguf_arch = "gemma3",
+     .default_theta = 1000000,
+     .default_head_dim = 256,
+     .layers = layer_rule::period,
+     .default_period = 6,
+     .default_window = 4096,
+     .scale = scale_rule::query_pre_attn_scalar,
+     .default_scale_param = 256,
+     .softcap = true,
+     .local_base = true,
+     .default_local_theta = 10000,
+     .sources = "models/gemma3/configuration_gemma3.py transformers@008f5c8c29be84d4721dc6d1e0fcd72300580be4 "
+                "(rope_theta 1e6, rope_local_base_freq 1e4, sliding_window_pattern 6, sliding_window 4096, "
+                "query_pre_attn_scalar 256, softcapping None); llama.cpp gemma3 set_swa_pattern(6), 62 layers: "
+                "scale 1/sqrt(n_embd/n_head)"},
+    {.family = "Phi-2",
+     .hf_model_type = "phi",
+     .gguf_arch = "phi2",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.5,
+     .sources = "models/phi/configuration_phi.py (partial_rotary_factor 0.5)"},
+    {.family = "Phi-3 / Phi-3.5",
+     .hf_model_type = "phi3",
+     .gguf_arch = "phi3",
+     .partial = partial_rule::partial_rotary_factor,
+     .layers = layer_rule::sliding_all,
+     .sources = "models/phi3/configuration_phi3.py (sliding_window, partial_rotary_factor 1); llama.cpp phi3 "
+                "is_sliding = n_swa > 0"},
+    {.family = "Cohere / Command-R",
+     .hf_model_type = "cohere",
+     .gguf_arch = "command-r",
+     .hf_layout = inter,
+     .gguf_layout = inter,
+     .sources = "models/cohere/modeling_cohere.py (rotate_half on x[..., ::2], x[..., 1::2], "
+                "repeat_interleave of the frequencies)"},
+    {.family = "Cohere2 / Command-R7B",
+     .hf_model_type = "cohere2",
+     .gguf_arch = "cohere2",
+     .hf_layout = inter,
+     .gguf_layout = inter,
+     .layers = layer_rule::period,
+     .default_period = 4,
+     .default_window = 4096,
+     .nope = nope_rule::non_sliding,
+     .sources = "models/cohere2/configuration_cohere2.py " POSENC_HF_V5
+                " (sliding_window 4096, sliding_window_pattern 4); modeling_cohere2.py "
+                "transformers@015bfeb86891c5f5e450f48942260ac3e2cd2bf2 (RoPE only when sliding_window is not None; "
+                "interleaved rotate_half)"},
+    {.family = "DeepSeek-V2",
+     .hf_model_type = "deepseek_v2",
+     .gguf_arch = "deepseek2",
+     .hf_layout = inter,
+     .gguf_layout = inter,
+     .partial = partial_rule::qk_rope_head_dim,
+     .scale = scale_rule::qk_head_dim,
+     .sources = "models/deepseek_v2/modeling_deepseek_v2.py (scaling = qk_head_dim^-0.5 * mscale^2, "
+                "mscale = 0.1 * mscale_all_dim * ln(factor) + 1)"},
+    {.family = "DeepSeek-V3",
+     .hf_model_type = "deepseek_v3",
+     .gguf_arch = "deepseek2",
+     .hf_layout = inter,
+     .gguf_layout = inter,
+     .partial = partial_rule::qk_rope_head_dim,
+     .scale = scale_rule::qk_head_dim,
+     .sources = "models/deepseek_v3/modeling_deepseek_v3.py (rope_interleave, scaling * mscale * mscale)"},
+    {.family = "GLM-4",
+     .hf_model_type = "glm4",
+     .hf_aliases = "glm",
+     .gguf_arch = "glm4",
+     .hf_layout = inter,
+     .gguf_layout = inter,
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.5,
+     .sources = "models/glm4/modeling_glm4.py transformers@00d01786ab67861791c57a11f3fca93e342c9e2d "
+                "(rotate_half on x[..., 0::2], x[..., 1::2] over the rotary prefix)"},
+    {.family = "GLM-4.5 (MoE)",
+     .hf_model_type = "glm4_moe",
+     .gguf_arch = "glm4moe",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.5,
+     .sources = "models/glm4_moe/modeling_glm4_moe.py transformers@000c33fdfde12e1ffafbfcdb3c926df5727a00b6 "
+                "(Llama rotate_half on the rotary prefix)"},
+    {.family = "gpt-oss",
+     .hf_model_type = "gpt_oss",
+     .gguf_arch = "gpt-oss",
+     .default_theta = 150000,
+     .default_head_dim = 64,
+     .layers = layer_rule::period,
+     .default_period = 2,
+     .default_window = 128,
+     .sinks = true,
+     .sources = "models/gpt_oss/configuration_gpt_oss.py transformers@02b8f42b4240dddea1b27c45d2dc95fb2682f841 "
+                "(default_theta 150000, sliding_window 128, even layers slide, YaRN 32 default rope_parameters)"},
+    {.family = "OLMo",
+     .hf_model_type = "olmo",
+     .gguf_arch = "olmo",
+     .gguf_layout = inter,
+     .sources = "models/olmo/modeling_olmo.py"},
+    {.family = "OLMo 2", .hf_model_type = "olmo2", .gguf_arch = "olmo2", .sources = "models/olmo2/modeling_olmo2.py"},
+    {.family = "EXAONE 4",
+     .hf_model_type = "exaone4",
+     .gguf_arch = "exaone4",
+     .layers = layer_rule::period,
+     .default_period = 4,
+     .default_window = 4096,
+     .nope = nope_rule::non_sliding_if_window,
+     .sources =
+         "models/exaone4/configuration_exaone4.py " POSENC_HF_V5
+         " (sliding_window 4096, sliding_window_pattern 4, or a string of L/G letters repeated over the layers with "
+         "the last layer always global); modeling_exaone4.py "
+         "transformers@0205eec1d869591488aa74eda3f2da23610c28d9 (RoPE iff sliding_window is None or the layer "
+         "slides)"},
+    {.family = "SmolLM3",
+     .hf_model_type = "smollm3",
+     .gguf_arch = "smollm3",
+     .gguf_layout = inter,
+     .default_theta = 2000000,
+     .layers = layer_rule::nope_interval,
+     .default_period = 4,
+     .nope = nope_rule::no_rope_layers,
+     .sources = "models/smollm3/configuration_smollm3.py " POSENC_HF_V5
+                " (no_rope_layer_interval 4, sliding only on NoPE layers with use_sliding_window); "
+                "modeling_smollm3.py (Llama rotate_half)"},
+    {.family = "Granite",
+     .hf_model_type = "granite",
+     .gguf_arch = "granite",
+     .gguf_layout = inter,
+     .scale = scale_rule::attention_multiplier,
+     .default_scale_param = 1.0,
+     .sources = "models/granite/configuration_granite.py " POSENC_HF_V5
+                " (attention_multiplier 1.0 is the softmax scale); GGUF {arch}.attention.scale"},
+    {.family = "Granite MoE",
+     .hf_model_type = "granitemoe",
+     .gguf_arch = "granitemoe",
+     .gguf_layout = inter,
+     .scale = scale_rule::attention_multiplier,
+     .default_scale_param = 1.0,
+     .sources = "models/granitemoe/configuration_granitemoe.py (attention_multiplier)"},
+    {.family = "ERNIE 4.5",
+     .hf_model_type = "ernie4_5",
+     .hf_aliases = "ernie4_5_moe",
+     .gguf_arch = "ernie4_5",
+     .hf_layout = inter,
+     .gguf_layout = inter,
+     .default_theta = 500000,
+     .default_head_dim = 128,
+     .sources = "models/ernie4_5/configuration_ernie4_5.py " POSENC_HF_V5
+                " (default_theta 500000, head_dim 128); modeling_ernie4_5.py "
+                "transformers@016bc8ef0876cf366e321dfe1922500c897a0d90 (interleaved rotate_half)"},
+    {.family = "StableLM",
+     .hf_model_type = "stablelm",
+     .gguf_arch = "stablelm",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.25,
+     .sources = "models/stablelm/configuration_stablelm.py (partial_rotary_factor 0.25)"},
+    {.family = "GPT-NeoX / Pythia",
+     .hf_model_type = "gpt_neox",
+     .gguf_arch = "gptneox",
+     .partial = partial_rule::rotary_pct,
+     .default_partial = 0.25,
+     .sources = "models/gpt_neox/configuration_gpt_neox.py (rotary_pct 0.25, rotary_emb_base 10000)"},
+    {.family = "GPT-J",
+     .hf_model_type = "gptj",
+     .hf_layout = inter,
+     .gguf_layout = inter,
+     .partial = partial_rule::rotary_dim,
+     .default_partial = 64,
+     .sources = "models/gptj/modeling_gptj.py (rotate_every_two, rotary_dim 64)"},
+    {.family = "Falcon (RoPE)",
+     .hf_model_type = "falcon",
+     .gguf_arch = "falcon",
+     .sources = "models/falcon/modeling_falcon.py (alibi false: Llama-style rotary)"},
+    {.family = "Falcon (ALiBi)",
+     .hf_model_type = "falcon",
+     .positional = positional_family::alibi,
+     .refused = "alibi: Falcon scales its ALiBi bias by head_dim^-0.5 together with q.k, which posenc's ALiBi "
+                "(an unscaled bias) does not model",
+     .sources = "models/falcon/modeling_falcon.py (attention_logits = scores + alibi; attention_logits *= "
+                "inv_norm_factor)"},
+    {.family = "BLOOM",
+     .hf_model_type = "bloom",
+     .gguf_arch = "bloom",
+     .positional = positional_family::alibi,
+     .sources = "models/bloom/modeling_bloom.py (baddbmm beta 1 on alibi, alpha inv_norm_factor on q.k)"},
+    {.family = "MPT",
+     .hf_model_type = "mpt",
+     .gguf_arch = "mpt",
+     .positional = positional_family::alibi,
+     .scale = scale_rule::mpt_softmax_scale,
+     .sources = "models/mpt/modeling_mpt.py (attn_config.alibi, alibi_bias_max 8, softmax_scale)"},
+    {.family = "T5",
+     .hf_model_type = "t5",
+     .hf_aliases = "mt5,umt5,longt5,switch_transformers",
+     .gguf_arch = "t5",
+     .positional = positional_family::t5_buckets,
+     .scale = scale_rule::unscaled,
+     .sources = "models/t5/modeling_t5.py (no 1/sqrt(d) scaling; relative_attention_bias on layer 0, shared)"},
+    {.family = "Starcoder2",
+     .hf_model_type = "starcoder2",
+     .gguf_arch = "starcoder2",
+     .layers = layer_rule::sliding_all,
+     .gguf_reads_window = false,
+     .sources = "models/starcoder2/configuration_starcoder2.py " POSENC_HF_V5
+                " (sliding_window None by default); llama.cpp llama_load_hparams_starcoder2 reads no window"},
+    {.family = "Persimmon",
+     .hf_model_type = "persimmon",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.5,
+     .default_theta = 25000,
+     .sources = "models/persimmon/configuration_persimmon.py (rope_theta 25000, partial_rotary_factor 0.5)"},
+    {.family = "MiniMax",
+     .hf_model_type = "minimax",
+     .default_theta = 1000000,
+     .layers = layer_rule::hybrid_alternate,
+     .default_period = 2,
+     .sources = "models/minimax/configuration_minimax.py " POSENC_HF_V5
+                " (default_theta 1e6, layer_types full iff (i + 1) % 2, else linear_attention)"},
+    {.family = "GPT-2",
+     .hf_model_type = "gpt2",
+     .gguf_arch = "gpt2",
+     .positional = positional_family::learned,
+     .sources = "models/gpt2/modeling_gpt2.py (wpe learned absolute positions)"},
+    {.family = "Marian",
+     .hf_model_type = "marian",
+     .positional = positional_family::sinusoidal,
+     .sources = "models/marian/modeling_marian.py (MarianSinusoidalPositionalEmbedding)"},
+    {.family = "InternLM2",
+     .hf_model_type = "internlm2",
+     .gguf_arch = "internlm2",
+     .gguf_layout = inter,
+     .sources = "remote code InternLM2 (Llama rotate_half); llama.cpp NORM after permute"},
+    {.family = "Phi-MoE",
+     .hf_model_type = "phimoe",
+     .gguf_arch = "phimoe",
+     .layers = layer_rule::sliding_all,
+     .sources = "models/phimoe/configuration_phimoe.py"},
+    {.family = "OLMoE", .hf_model_type = "olmoe", .gguf_arch = "olmoe", .sources = "models/olmoe/modeling_olmoe.py"},
+}};
+
+#undef POSENC_HF_V5
+
+inline bool in_list(std::string_view list, std::string_view name) {
+  while (!list.empty()) {
+    const auto c = list.find(',');
+    if (list.substr(0, c) == name) return true;
+    if (c == std::string_view::npos) break;
+    list.remove_prefix(c + 1);
+  }
+  return false;
+}
+
+}  // namespace detail::arch
+
+/// Every row of the table.
+[[nodiscard]] constexpr const auto& architectures() noexcept {
+  return detail::arch::table;
+}
+
+/// The row for an HF model_type; `alibi` picks Falcon's ALiBi variant. nullptr when unknown.
+[[nodiscard]] inline const architecture* find_hf_architecture(std::string_view model_type, bool alibi = false) {
+  for (const auto& a : detail::arch::table) {
+    if (a.hf_model_type != model_type && !detail::arch::in_list(a.hf_aliases, model_type)) continue;
+    if (model_type == "falcon" && (a.positional == positional_family::alibi) != alibi) continue;
+    return &a;
+  }
+  return nullptr;
+}
+
+/// The row for a llama.cpp architecture name (the first row naming it). nullptr when unknown.
+[[nodiscard]] inline const architecture* find_gguf_architecture(std::string_view arch) {
+  for (const auto& a : detail::arch::table)
+    if (!a.gguf_arch.empty() && a.gguf_arch == arch) return &a;
+  return nullptr;
+}
+
+}  // namespace posenc::inline v0

@@ -1,0 +1,16 @@
+# Runs COMMAND (a ;-list) and requires exit status EXIT and, for a non-zero status, exactly one line
+# on stderr (the CLI's error contract). Used by the cli.binary.* tests in tests/cli/CMakeLists.txt.
+execute_process(COMMAND ${COMMAND} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT status STREQUAL "${EXIT}")
+  message(FATAL_ERROR "exit status ${status}, expected ${EXIT}; stderr: ${err}")
+endif()
+if(NOT EXIT STREQUAL "0")
+  string(REGEX MATCHALL "\n" newlines "${err}")
+  list(LENGTH newlines n)
+  if(NOT n EQUAL 1)
+    message(FATAL_ERROR "expected one line on stderr, got ${n}: ${err}")
+  endif()
+  if(NOT out STREQUAL "")
+    message(FATAL_ERROR "expected no stdout, got: ${out}")
+  endif()
+endif()

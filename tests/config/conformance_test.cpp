@@ -1,0 +1,417 @@
+// Architecture conformance: for every family in tests/golden/configs/conformance/, the config.json
+// (legacy keys), its transformers-v5 form (rope_parameters / layer_types) and the GGUF metadata
+// llama.cpp's converter writes, each loaded through posenc, give the per-layer semantics the file
+// expects (written from the reference code the file cites): layer type, RoPE base / scaling /
+// layout / rotary dim / magnitude, window, chunk, sinks, softmax scale, soft-cap, ALiBi,
+// temperature. The GGUF pair layout is the one llama.cpp rotates (convert_hf_to_gguf.py permutes
+// q/k for some families), given by the file's gguf_layout when it differs from HF's.
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <posenc/config/architectures.hpp>
+#include <posenc/config/gguf.hpp>
+#include <posenc/config/json.hpp>
+#include <posenc/config/layer_encoder.hpp>
+#include <posenc/config/layered.hpp>
+#include <posenc/rope/schedule.hpp>
+
+#include "gguf_writer.hpp"
+#include "support/check.hpp"
+#include "support/golden.hpp"
+
+using namespace posenc;
+using nlohmann::json;
+
+namespace {
+
+std::string dir() {
+  return std::string(POSENC_GOLDEN_DIR) + "/configs/conformance";
+}
+
+std::vector<std::string> files() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir()))
+    if (e.path().extension() == ".json") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<double> factor_of(const rope_scaling& s) {
+  if (auto* v = std::get_if<linear_scaling>(&s)) return v->factor;
+  if (auto* v = std::get_if<dynamic_ntk_scaling>(&s)) return v->factor;
+  if (auto* v = std::get_if<yarn_scaling>(&s)) return v->factor;
+  if (auto* v = std::get_if<llama3_scaling>(&s)) return v->factor;
+  if (auto* v = std::get_if<longrope_scaling>(&s)) return v->factor;
+  return std::nullopt;
+}
+
+/// The per-layer semantics of a loaded layer, in the expected files' terms.
+json actual(const layer_spec& l) {
+  json j;
+  j["layer_type"] = layer_type_name(l.attention);
+  j["rope"] = l.rope.has_value();
+  j["theta"] = l.rope ? json(l.rope->theta) : json();
+  j["rope_type"] = l.rope ? json(scaling_type_name(l.rope->scaling)) : json();
+  const auto f = l.rope ? factor_of(l.rope->scaling) : std::nullopt;
+  j["factor"] = f ? json(*f) : json();
+  j["layout"] = l.rope ? json(l.rope->layout == kernels::pairing::interleaved ? "interleaved" : "half_split") : json();
+  if (l.rope) {
+    const rope_schedule s(*l.rope);
+    j["rotary_dim"] = 2 * s.pairs();
+    j["attention_scaling"] = s.base().attention_scaling;
+  } else {
+    j["rotary_dim"] = 0;
+    j["attention_scaling"] = 1.0;
+  }
+  j["window"] = l.window ? json(*l.window) : json();
+  j["chunk_size"] = l.chunk_size ? json(*l.chunk_size) : json();
+  j["sinks"] = l.sinks;
+  j["softmax_scale"] = l.softmax_scale;
+  j["logit_softcap"] = l.logit_softcap ? json(*l.logit_softcap) : json();
+  j["alibi"] = l.alibi;
+  j["temperature"] = l.temperature.has_value();
+  return j;
+}
+
+void same(const json& got, const json& want, const std::string& key) {
+  INFO(key << ": got " << got.dump() << ", want " << want.dump());
+  if (want.is_number_float() || (want.is_number() && got.is_number_float())) {
+    REQUIRE(got.is_number());
+    const double g = got.get<double>(), w = want.get<double>();
+    // the expected values are float64 results of the same formulas (1/sqrt, 0.1 ln s + 1)
+    CHECK(std::fabs(g - w) <= 4e-16 * std::fabs(w));
+  } else {
+    CHECK(got == want);
+  }
+}
+
+void check_config(const layered_config& cfg, const json& e, const std::string& gguf_layout) {
+  CHECK(positional_name(cfg.positional) == e.at("positional").get<std::string>());
+  CHECK(cfg.head_dim == e.at("head_dim").get<int>());
+  same(cfg.final_logit_softcap ? json(*cfg.final_logit_softcap) : json(), e.at("final_logit_softcap"),
+       "final_logit_softcap");
+  const std::string letters = e.at("layers");
+  const auto& kinds = e.at("kinds");
+  REQUIRE(cfg.layers.size() == letters.size());
+  for (std::size_t i = 0; i < letters.size(); ++i) {
+    INFO("layer " << i);
+    json want = kinds.at(static_cast<std::size_t>(letters[i] - 'A'));
+    if (!gguf_layout.empty() && want["rope"].get<bool>()) want["layout"] = gguf_layout;
+    const json got = actual(cfg.layers[i]);
+    for (auto it = want.begin(); it != want.end(); ++it) same(got.at(it.key()), it.value(), it.key());
+    CHECK(got.size() == want.size());
+    // layer_options carries the layer's scale, window, chunk and soft-cap (not its encoder multiplier)
+    if (cfg.layers[i].attention != layer_attention::linear) {
+      const auto o = layer_options(cfg.layers[i]);
+      CHECK(o.causal == (cfg.positional != positional_family::t5_buckets));
+      CHECK(o.scale == cfg.layers[i].base_scale);
+      CHECK(o.sliding_window == cfg.layers[i].window);
+      CHECK(o.attention_chunk == cfg.layers[i].chunk_size);
+      CHECK(o.logit_softcap == cfg.layers[i].logit_softcap);
+    } else {
+      posenc_test::error_of([&] { static_cast<void>(layer_options(cfg.layers[i])); }, "layer.attention");
+    }
+  }
+}
+
+/// A GGUF file with the metadata of `md` (the types llama.cpp's writer uses: u32 counts, f32 reals,
+/// strings, i32 / bool arrays), read back through read_gguf.
+gguf_contents gguf_of(const json& md) {
+  posenc_test::gguf_writer w;
+  for (auto it = md.begin(); it != md.end(); ++it) {
+    const auto& v = it.value();
+    if (v.is_string()) {
+      w.str(it.key(), v.get<std::string>());
+    } else if (v.is_boolean()) {
+      w.boolean(it.key(), v.get<bool>());
+    } else if (v.is_number_integer()) {
+      w.u32(it.key(), v.get<std::uint32_t>());
+    } else if (v.is_number_float()) {
+      w.f32(it.key(), v.get<float>());
+    } else if (v.is_array() && !v.empty() && v[0].is_boolean()) {
+      std::string bytes = posenc_test::gguf_writer::le(std::uint32_t{7}) +
+                          posenc_test::gguf_writer::le(static_cast<std::uint64_t>(v.size()));
+      for (const auto& b : v) bytes.push_back(b.get<bool>() ? '\1' : '\0');
+      w.raw(it.key(), 9, bytes);
+    } else if (v.is_array()) {
+      w.i32_array(it.key(), v.get<std::vector<std::int32_t>>());
+    } else {
+      FAIL("unsupported metadata value for " << it.key());
+    }
+  }
+  std::istringstream in(w.bytes());
+  return read_gguf(in, "conformance.gguf");
+}
+
+}  // namespace
+
+TEST_CASE("conformance: every family, every format, the same per-layer semantics", "[conformance][golden]") {
+  int families = 0, hf = 0, v5 = 0, gguf = 0;
+  for (const auto& path : files()) {
+    const json f = json::parse(read_text_file(path));
+    INFO(path);
+    ++families;
+    REQUIRE(f.contains("reference"));
+    if (f.contains("hf_error")) {
+      posenc_test::error_of([&] { static_cast<void>(load_hf_layered(to_config_value(f.at("hf")))); },
+                            f.at("hf_error").get<std::string>());
+      continue;
+    }
+    const json& e = f.at("expected");
+    if (f.contains("hf")) {
+      INFO("HF legacy");
+      check_config(load_hf_layered(to_config_value(f.at("hf"))), e, "");
+      ++hf;
+    }
+    if (f.contains("hf_v5")) {
+      INFO("HF v5");
+      check_config(load_hf_layered(to_config_value(f.at("hf_v5"))), e, "");
+      ++v5;
+    }
+    if (f.contains("gguf")) {
+      INFO("GGUF");
+      const auto c = gguf_of(f.at("gguf"));
+      check_config(load_gguf_layered(c.metadata, &c.tensors), e, f.value("gguf_layout", std::string()));
+      ++gguf;
+    }
+  }
+  CHECK(families >= 40);
+  CHECK(hf >= 40);
+  CHECK(v5 >= 20);
+  CHECK(gguf >= 25);
+}
+
+TEST_CASE("conformance: every family of the data has a row in the architecture table", "[conformance]") {
+  for (const auto& path : files()) {
+    const json f = json::parse(read_text_file(path));
+    INFO(path);
+    bool found = false;
+    for (const auto& a : architectures()) found = found || a.family == f.at("family").get<std::string>();
+    CHECK(found);
+  }
+}
+
+TEST_CASE("architecture table: names are unique, sources cited, refusals worded", "[conformance]") {
+  const auto& t = architectures();
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    INFO(t[i].family);
+    CHECK(!t[i].family.empty());
+    CHECK(!t[i].sources.empty());
+    if (!t[i].refused.empty()) CHECK(t[i].refused.find(": ") != std::string_view::npos);
+    for (std::size_t j = i + 1; j < t.size(); ++j) CHECK(t[i].family != t[j].family);
+    if (!t[i].hf_model_type.empty() && t[i].hf_model_type != "falcon")
+      CHECK(find_hf_architecture(t[i].hf_model_type) == &t[i]);
+  }
+  CHECK(t.size() >= 40);
+  CHECK(find_hf_architecture("falcon", true)->positional == positional_family::alibi);
+  CHECK(find_hf_architecture("falcon", false)->positional == positional_family::rope);
+  CHECK(find_hf_architecture("gemma3")->family == "Gemma 3");
+  CHECK(find_gguf_architecture("command-r")->family == "Cohere / Command-R");
+  CHECK(find_hf_architecture("no_such_model") == nullptr);
+}
+
+TEST_CASE("loaders: what the confirmed mismatches load as now", "[conformance]") {
+  auto cfg = [](const json& j) { return load_hf_layered(to_config_value(j)); };
+  SECTION("Cohere pairs (2k, 2k + 1); SmolLM3 with no_rope_layers keeps Llama's halves") {
+    CHECK(cfg({{"model_type", "cohere"}, {"hidden_size", 256}, {"num_attention_heads", 2}, {"num_hidden_layers", 1}})
+              .layers[0]
+              .rope->layout == kernels::pairing::interleaved);
+    const auto s = cfg({{"model_type", "smollm3"},
+                        {"hidden_size", 256},
+                        {"num_attention_heads", 2},
+                        {"num_hidden_layers", 4},
+                        {"no_rope_layers", {1, 1, 1, 0}}});
+    CHECK(s.layers[0].rope->layout == kernels::pairing::half_split);
+    CHECK(s.layers[0].rope->theta == 2000000.0);
+    CHECK(!s.layers[3].rope);
+  }
+  SECTION("EXAONE 4 without a sliding window: every layer full and rotating") {
+    const auto x = cfg({{"model_type", "exaone4"},
+                        {"hidden_size", 256},
+                        {"num_attention_heads", 2},
+                        {"num_hidden_layers", 4},
+                        {"sliding_window", nullptr}});
+    for (const auto& l : x.layers) {
+      CHECK(l.attention == layer_attention::full);
+      CHECK(l.rope);
+    }
+  }
+  SECTION("EXAONE 4 letter pattern: repeated over the layers, the last layer global") {
+    const auto x = cfg({{"model_type", "exaone4"},
+                        {"hidden_size", 256},
+                        {"num_attention_heads", 2},
+                        {"num_hidden_layers", 6},
+                        {"sliding_window_pattern", "LLLG"}});
+    const std::vector<bool> sliding = {true, true, true, false, true, false};
+    for (std::size_t i = 0; i < 6; ++i) {
+      INFO("layer " << i);
+      CHECK((x.layers[i].attention == layer_attention::sliding) == sliding[i]);
+      CHECK(x.layers[i].rope.has_value() == sliding[i]);  // global layers are NoPE with a window
+    }
+  }
+  SECTION("transformers v5 multimodal configs: the text model under text_config keeps its family") {
+    const auto q = cfg({{"model_type", "qwen2_5_vl"},
+                        {"text_config",
+                         {{"model_type", "qwen2_5_vl_text"},
+                          {"hidden_size", 3584},
+                          {"num_attention_heads", 28},
+                          {"num_hidden_layers", 2},
+                          {"rope_parameters",
+                           {{"rope_type", "default"}, {"rope_theta", 1000000.0}, {"mrope_section", {16, 24, 24}}}}}}});
+    CHECK(q.family == "Qwen2.5-VL");
+    REQUIRE(q.mrope);
+    CHECK(q.mrope->section == std::array<int, 3>{16, 24, 24});
+  }
+  SECTION("bidirectional decoder attention is refused, T5's encoder layers are not causal") {
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "gemma3_text"},
+                                 {"head_dim", 256},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 2},
+                                 {"use_bidirectional_attention", true}}));
+        },
+        "use_bidirectional_attention");
+    const auto t = cfg({{"model_type", "t5"}, {"d_model", 512}, {"num_heads", 8}, {"d_kv", 64}, {"num_layers", 2}});
+    CHECK(!layer_options(t.layers[0]).causal);
+    CHECK(layer_options(t.layers[0]).scale == 1.0);
+  }
+  SECTION("malformed new keys name themselves") {
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "exaone4"},
+                                 {"hidden_size", 256},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 4},
+                                 {"sliding_window_pattern", "LLXG"}}));
+        },
+        "sliding_window_pattern");
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "gemma2"},
+                                 {"head_dim", 256},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 2},
+                                 {"attn_logit_softcapping", -1.0}}));
+        },
+        "attn_logit_softcapping");
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "gemma2"},
+                                 {"head_dim", 256},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 2},
+                                 {"query_pre_attn_scalar", 0}}));
+        },
+        "query_pre_attn_scalar");
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "llama"},
+                                 {"hidden_size", 256},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 2},
+                                 {"attn_logit_softcapping", 30.0}}));
+        },
+        "attn_logit_softcapping");
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "granite"},
+                                 {"hidden_size", 256},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 2},
+                                 {"attention_multiplier", -0.5}}));
+        },
+        "attention_multiplier");
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "minimax"},
+                                 {"head_dim", 128},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 2},
+                                 {"attn_type_list", {0, 1}}}));
+        },
+        "attn_type_list");
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "qwen3_next"},
+                                 {"head_dim", 256},
+                                 {"num_attention_heads", 2},
+                                 {"num_hidden_layers", 2},
+                                 {"full_attention_interval", 3}}));
+        },
+        "full_attention_interval");
+  }
+  SECTION("a key the family's model does not read is a warning, not a change") {
+    const auto l = cfg({{"model_type", "llama"},
+                        {"hidden_size", 256},
+                        {"num_attention_heads", 2},
+                        {"num_hidden_layers", 2},
+                        {"sliding_window", 4096},
+                        {"query_pre_attn_scalar", 64}});
+    CHECK(l.layers[0].attention == layer_attention::full);
+    CHECK(l.layers[0].softmax_scale == 1.0 / std::sqrt(128.0));
+    CHECK(l.warnings.size() >= 2);
+  }
+}
+
+TEST_CASE("GGUF: llama.cpp's built-in rules and the keys it does not read", "[conformance][gguf]") {
+  auto md = [](const std::string& arch, int n, const json& extra) {
+    json j = {{"general.architecture", arch},
+              {arch + ".block_count", n},
+              {arch + ".embedding_length", 4096},
+              {arch + ".attention.head_count", 32},
+              {arch + ".rope.freq_base", 500000.0}};
+    for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
+    return to_config_value(j);
+  };
+  SECTION("llama4: NoPE every 4th layer with chunks of 8192; a sliding_window of 0 turns both off") {
+    const auto a = load_gguf_layered(md("llama4", 8, json::object()));
+    CHECK(a.layers[0].attention == layer_attention::chunked);
+    CHECK(a.layers[0].chunk_size == 8192);
+    CHECK(!a.layers[3].rope);
+    CHECK(a.layers[3].temperature);
+    const auto b = load_gguf_layered(md("llama4", 8, {{"llama4.attention.sliding_window", 0}}));
+    for (const auto& l : b.layers) {
+      CHECK(l.attention == layer_attention::full);
+      CHECK(l.rope);
+      CHECK(!l.temperature);
+    }
+  }
+  SECTION("qwen2: llama.cpp attends fully whatever attention.sliding_window says (with a warning)") {
+    const auto q = load_gguf_layered(md("qwen2", 4, {{"qwen2.attention.sliding_window", 4096}}));
+    for (const auto& l : q.layers) CHECK(l.attention == layer_attention::full);
+    CHECK(std::any_of(q.warnings.begin(), q.warnings.end(),
+                      [](const std::string& w) { return w.find("sliding_window") != std::string::npos; }));
+  }
+  SECTION("starcoder2: llama.cpp reads no sliding window for it") {
+    const auto s2 = load_gguf_layered(md("starcoder2", 2, {{"starcoder2.attention.sliding_window", 4096}}));
+    for (const auto& l : s2.layers) CHECK(l.attention == layer_attention::full);
+    const auto p3 = load_gguf_layered(md("phi3", 2, {{"phi3.attention.sliding_window", 2047}}));
+    for (const auto& l : p3.layers) CHECK(l.window == 2047);
+  }
+  SECTION("gemma2: 46 layers scale by 1/sqrt(n_embd / n_head), other sizes by head_dim") {
+    const auto big = load_gguf_layered(md("gemma2", 46,
+                                          {{"gemma2.embedding_length", 4608},
+                                           {"gemma2.attention.key_length", 128},
+                                           {"gemma2.attention.sliding_window", 4096}}));
+    CHECK(big.layers[0].softmax_scale == 1.0 / std::sqrt(144.0));
+    const auto small = load_gguf_layered(md("gemma2", 42,
+                                            {{"gemma2.embedding_length", 3584},
+                                             {"gemma2.attention.head_count", 16},
+                                             {"gemma2.attention.key_length", 256},
+                                             {"gemma2.attention.sliding_window", 4096}}));
+    CHECK(small.layers[0].softmax_scale == 1.0 / 16.0);
+  }
+  SECTION("qwen3next: full_attention_interval longer than the model is refused") {
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(load_gguf_layered(md("qwen3next", 2, {{"qwen3next.full_attention_interval", 3}})));
+        },
+        "qwen3next.full_attention_interval");
+  }
+}
