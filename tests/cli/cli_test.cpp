@@ -9,23 +9,14 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "run.hpp"
+#include "cli_support.hpp"
 #include "support/check.hpp"
 #include "support/golden.hpp"
 
+using posenc_cli_test::cli;
+using posenc_cli_test::expect_error;
+
 namespace {
-
-struct result {
-  int status;
-  std::string out, err;
-};
-
-result cli(std::vector<std::string> args) {
-  std::vector<std::string_view> v(args.begin(), args.end());
-  std::ostringstream out, err;
-  const int s = posenc_cli::run(std::span<const std::string_view>(v), out, err);
-  return {s, out.str(), err.str()};
-}
 
 std::string config(const std::string& name) {
   return std::string(POSENC_GOLDEN_DIR) + "/configs/" + name;
@@ -39,17 +30,6 @@ nlohmann::json rope_json(const std::string& file, std::vector<std::string> extra
   REQUIRE(r.status == 0);
   REQUIRE(r.err.empty());
   return nlohmann::json::parse(r.out);
-}
-
-/// Expects exit 2 and exactly one line on stderr containing `needle`.
-void expect_error(std::vector<std::string> args, const std::string& needle) {
-  const auto r = cli(args);
-  INFO("stderr: " << r.err);
-  CHECK(r.status == 2);
-  CHECK(r.out.empty());
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK(r.err.rfind("posenc", 0) == 0);
-  CHECK(r.err.find(needle) != std::string::npos);
 }
 
 }  // namespace

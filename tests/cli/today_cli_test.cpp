@@ -10,29 +10,19 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "run.hpp"
+#include "cli_support.hpp"
 #include "support/golden.hpp"
 
+using posenc_cli_test::cli;
+
 namespace {
-
-struct outcome {
-  int status;
-  std::string out, err;
-};
-
-outcome run_cli(std::vector<std::string> args) {
-  std::vector<std::string_view> v(args.begin(), args.end());
-  std::ostringstream out, err;
-  const int s = posenc_cli::run(std::span<const std::string_view>(v), out, err);
-  return {s, out.str(), err.str()};
-}
 
 std::string cfg(const std::string& name) {
   return std::string(POSENC_GOLDEN_DIR) + "/configs/" + name;
 }
 
 nlohmann::json layers_json(const std::string& file) {
-  const auto r = run_cli({"rope", "--config", cfg(file), "--json"});
+  const auto r = cli({"rope", "--config", cfg(file), "--json"});
   REQUIRE(r.status == 0);
   return nlohmann::json::parse(r.out);
 }
@@ -78,17 +68,17 @@ TEST_CASE("rope --json: per-layer schedule of Gemma 3, Llama 4, gpt-oss; mRoPE o
 }
 
 TEST_CASE("rope text report: per-layer table; --streams-plot writes the mRoPE SVG", "[cli][layered]") {
-  const auto r = run_cli({"rope", "--config", cfg("gemma3_4b.json")});
+  const auto r = cli({"rope", "--config", cfg("gemma3_4b.json")});
   REQUIRE(r.status == 0);
   CHECK(r.out.find("per-layer schedule (34 layers)") != std::string::npos);
   CHECK(r.out.find("local: theta 10000 default") != std::string::npos);
   CHECK(r.out.find("global: theta 1e+06 linear") != std::string::npos);
-  const auto l4 = run_cli({"rope", "--config", cfg("llama4_scout.json")});
+  const auto l4 = cli({"rope", "--config", cfg("llama4_scout.json")});
   CHECK(l4.out.find("NoPE") != std::string::npos);
   CHECK(l4.out.find("log(floor((p+1)/8192)+1)*0.1+1") != std::string::npos);
 
   const std::string svg = (std::filesystem::temp_directory_path() / "posenc_cli_mrope_streams.svg").string();
-  const auto q = run_cli({"rope", "--config", cfg("qwen2_5_vl_7b.json"), "--streams-plot", svg});
+  const auto q = cli({"rope", "--config", cfg("qwen2_5_vl_7b.json"), "--streams-plot", svg});
   REQUIRE(q.status == 0);
   CHECK(q.out.find("pair streams tttttttttttttttthhhhhhhhhhhhhhhhhhhhhhhhwwwwwwwwwwwwwwwwwwwwwwww") !=
         std::string::npos);
@@ -104,7 +94,7 @@ TEST_CASE("rope text report: per-layer table; --streams-plot writes the mRoPE SV
     ++t_cells;
   CHECK(t_cells == 16);  // one temporal cell per t pair
   // a model without mRoPE: the plot is refused, naming the option
-  const auto bad = run_cli({"rope", "--config", cfg("gemma3_4b.json"), "--streams-plot", svg});
+  const auto bad = cli({"rope", "--config", cfg("gemma3_4b.json"), "--streams-plot", svg});
   CHECK(bad.status == 2);
   CHECK(bad.err.find("--streams-plot") != std::string::npos);
 }
@@ -114,13 +104,13 @@ TEST_CASE("rope on a malformed per-layer config names the key", "[cli][layered]"
   j["rope_scaling"]["mrope_section"] = {16, 24, 16};
   const std::string tmp = (std::filesystem::temp_directory_path() / "posenc_cli_bad_mrope.json").string();
   std::ofstream(tmp) << j.dump();
-  const auto r = run_cli({"rope", "--config", tmp});
+  const auto r = cli({"rope", "--config", tmp});
   CHECK(r.status == 2);
   CHECK(r.err.find("rope_scaling.mrope_section") != std::string::npos);
   auto g = nlohmann::json::parse(std::ifstream(cfg("gemma3_4b.json")));
   g["sliding_window_pattern"] = 40;
   std::ofstream(tmp) << g.dump();
-  const auto r2 = run_cli({"rope", "--config", tmp});
+  const auto r2 = cli({"rope", "--config", tmp});
   CHECK(r2.status == 2);
   CHECK(r2.err.find("sliding_window_pattern") != std::string::npos);
 }
