@@ -205,16 +205,16 @@ void finish_row(const C& c, std::ptrdiff_t b, std::ptrdiff_t i, std::ptrdiff_t h
 /// True when one of n values at p is Inf or NaN (all exponent bits set), read as bits.
 template <class T>
 bool any_nonfinite(const T* p, std::ptrdiff_t n) noexcept {
-  bool r = false;
+  unsigned r = 0;  // no early exit: a branch-free loop the compiler vectorises
   for (std::ptrdiff_t i = 0; i < n; ++i) {
     if constexpr (std::is_same_v<T, float>)
-      r = r || (std::bit_cast<std::uint32_t>(p[i]) & 0x7f800000u) == 0x7f800000u;
+      r |= (std::bit_cast<std::uint32_t>(p[i]) & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
     else if constexpr (std::is_same_v<T, bfloat16>)
-      r = r || (p[i].bits & 0x7f80u) == 0x7f80u;
+      r |= (p[i].bits & 0x7f80u) == 0x7f80u ? 1u : 0u;
     else
-      r = r || (p[i].bits & 0x7c00u) == 0x7c00u;
+      r |= (p[i].bits & 0x7c00u) == 0x7c00u ? 1u : 0u;
   }
-  return r;
+  return r != 0;
 }
 
 /// A partial tile's keys masked for at least one of its nq query tokens (mask mk): does one hold a
