@@ -316,17 +316,15 @@ void run(FuzzedDataProvider& in, problem& p, const E& enc, double growth, bool t
 
 template <class E>
 void with_storage(FuzzedDataProvider& in, problem& p, const E& enc, double growth, bool transforms) {
-  switch (in.ConsumeIntegralInRange<int>(0, 4)) {
+  switch (in.ConsumeIntegralInRange<int>(0, 3)) {  // one mixed pair: every K and V type, fewer instantiations
     case 0:
       return run<float, float>(in, p, enc, growth, transforms);
     case 1:
       return run<bfloat16, bfloat16>(in, p, enc, growth, transforms);
     case 2:
       return run<float16, float16>(in, p, enc, growth, transforms);
-    case 3:
-      return run<bfloat16, float>(in, p, enc, growth, transforms);
     default:
-      return run<float, float16>(in, p, enc, growth, transforms);
+      return run<bfloat16, float16>(in, p, enc, growth, transforms);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <posenc/attention/sdpa.hpp>
 #include <posenc/encoders/alibi.hpp>
 #include <posenc/encoders/no_position.hpp>
+#include <posenc/encoders/shaw.hpp>
 #include <posenc/rope/rope.hpp>
 
 #include "attention_support.hpp"
@@ -263,4 +264,20 @@ TEST_CASE("fast attention: a non-finite value visible to some queries of a tile 
       }
     }
   }
+}
+
+TEST_CASE("zero keys with a Shaw value term of another size than v: zeros, nothing read", "[attention][fast][robust]") {
+  // Shaw's aV rows have head_dim elements; with no key sdpa never asks for them (nor checks their
+  // size against Dv), so neither may the fast path (it built its tables from them, past their end).
+  posenc::shaw_config c{.head_dim = 8, .k_left = 2, .k_right = 2};
+  c.use_value_term = true;
+  c.num_heads = 2;
+  const auto n = static_cast<std::size_t>(c.table_rows() * 8);
+  const auto kt = random_values(n, 3), vt = random_values(n, 4);
+  const posenc::shaw_relative shaw(c, std::span<const double>(kt), std::span<const double>(vt));
+  const std::vector<float> q(2 * 8, 0.5f), none;
+  std::vector<float> out(2 * 24, -7.0f);
+  posenc::attention(cf::bthd(q.data(), 1, 1, 2, 8), cf::bthd(none.data(), 1, 0, 1, 8), cf::bthd(none.data(), 1, 0, 1, 24),
+                    vf::bthd(out.data(), 1, 1, 2, 24), shaw, {});
+  for (float x : out) REQUIRE(x == 0.0f);
 }

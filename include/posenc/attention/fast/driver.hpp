@@ -731,6 +731,13 @@ void fast_attention(tensor_view<const float> q, tensor_view<const TK> k, tensor_
     }
   }
   if (B == 0 || Sq == 0 || Hq == 0 || v.dim() == 0) return;
+  if (Sk == 0) {  // no key: every row attends to nothing, zeros with or without sinks (as sdpa)
+    for (std::ptrdiff_t b = 0; b < B; ++b)
+      for (std::ptrdiff_t i = 0; i < Sq; ++i)
+        for (std::ptrdiff_t h = 0; h < Hq; ++h)
+          for (std::ptrdiff_t d = 0; d < v.dim(); ++d) out(b, i, h, d) = 0.0f;
+    return;
+  }
 
   attention_workspace local;
   attention_workspace& ws = f.workspace ? *f.workspace : local;
