@@ -16,6 +16,7 @@
 #include <posenc/kernels/isa.hpp>
 
 #include "fast_support.hpp"
+#include "support/skip.hpp"
 
 using posenc::kernels::isa;
 using namespace posenc_test;
@@ -31,10 +32,7 @@ bool have_bf16_dot() {
 
 TEST_CASE("bf16_dot_products (the default): decode with bfloat16 K/V within 2^-8 (1 + A) max |v| of sdpa",
           "[fast][bf16dot]") {
-  if (!have_bf16_dot()) {
-    WARN("skipped: this CPU has no AVX512_BF16 (the option falls back to the default kernels)");
-    return;
-  }
+  if (!have_bf16_dot()) POSENC_SKIP("this CPU has no AVX512_BF16 (the option falls back to the default kernels)");
   posenc::kernels::scoped_isa use(isa::avx512);
   REQUIRE(use.active());
   const posenc::fast_attention_options dot{};  // the default options take the dot products here
@@ -69,10 +67,7 @@ TEST_CASE("bf16_dot_products (the default): decode with bfloat16 K/V within 2^-8
 
 TEST_CASE("bf16_dot_products: bit-identical for 1 and 2 threads (key chunks merged in a fixed order)",
           "[fast][bf16dot]") {
-  if (!have_bf16_dot()) {
-    WARN("skipped: this CPU has no AVX512_BF16");
-    return;
-  }
+  if (!have_bf16_dot()) POSENC_SKIP("this CPU has no AVX512_BF16");
   posenc::kernels::scoped_isa use(isa::avx512);
   const fast_inputs<posenc::bfloat16> in({.B = 1, .Sq = 1, .Sk = 4500, .Hq = 8, .Hkv = 2, .D = 64, .Dv = 64}, 5);
   posenc::thread_pool one(1), two(2);

@@ -347,17 +347,20 @@ TEST_CASE("rope: every int64 position rotates (norm kept), tables agree, bad siz
   r.transform_q(posenc::tensor_view<float>::bthd(x.data(), 1, 0, 1, 8), {});
   r.transform_q(posenc::tensor_view<float>::bthd(x.data(), 1, 2, 0, 8), std::vector<std::int64_t>{0, 1});
   for (const float e : x) CHECK(e == 1.0f);
-  // Wrong sizes abort in every build (release too) rather than read past a row or the positions.
+  // Wrong sizes throw shape_error in every build (release too) rather than read past a row or the positions.
   const std::vector<std::int64_t> two{0, 1}, one{0};
   posenc::rope_frequencies wrong = r.base_frequencies();
   wrong.inv_freq.pop_back();
-  CHECK(aborts([&] { r.rotate(v, two, wrong); }));
-  CHECK(aborts([&] { r.rotate_delta(v, two, wrong); }));
-  CHECK(aborts([&] { r.rerotate(v, two, wrong, r.base_frequencies()); }));
-  CHECK(aborts([&] { r.transform_q(v, one); }));
-  CHECK(aborts([&] { r.transform_k(posenc::tensor_view<float>::bthd(x.data(), 1, 2, 2, 4), two); }));
+  CHECK_THROWS_AS(r.rotate(v, two, wrong), posenc::shape_error);
+  CHECK_THROWS_AS(r.rotate_delta(v, two, wrong), posenc::shape_error);
+  CHECK_THROWS_AS(r.rerotate(v, two, wrong, r.base_frequencies()), posenc::shape_error);
+  CHECK_THROWS_AS(r.rerotate(v, two, r.base_frequencies(), wrong), posenc::shape_error);
+  CHECK_THROWS_AS(r.rotate_delta(v, one, r.base_frequencies()), posenc::shape_error);
+  CHECK_THROWS_AS(r.transform_q(v, one), posenc::shape_error);
+  CHECK_THROWS_AS(r.transform_k(posenc::tensor_view<float>::bthd(x.data(), 1, 2, 2, 4), two), posenc::shape_error);
   const posenc::cos_sin_table<float> small(posenc::rope({.head_dim = 4}).base_frequencies(), 0, 2);
-  CHECK(aborts([&] { r.rotate(v, two, small); }));
+  CHECK_THROWS_AS(r.rotate(v, two, small), posenc::shape_error);
+  for (const float e : x) CHECK(e == 1.0f);  // nothing was rotated before the throw
   CHECK_FALSE(aborts([&] { r.rotate(v, two, r.base_frequencies()); }));
 }
 
@@ -402,7 +405,7 @@ TEST_CASE("xpos: the per-call centre at the int64 edges", "[extreme][xpos]") {
   CHECK(x.center_of(minus_one) == 0);
   CHECK(x.center_of(zero) == 1);
   std::vector<float> v(8, 1.0f);
-  CHECK(aborts([&] { x.transform_q(posenc::tensor_view<float>::bthd(v.data(), 1, 2, 1, 4), zero); }));
+  CHECK_THROWS_AS(x.transform_q(posenc::tensor_view<float>::bthd(v.data(), 1, 2, 1, 4), zero), posenc::shape_error);
 }
 
 // ---------------------------------------------------------------- views

@@ -18,9 +18,23 @@
 // 2.5e-7 (relative) of tanh (tests/attention/semantics_test.cpp checks the bound on every ISA).
 // Except: bfloat16 K/V on the decode path of AVX512_BF16 CPUs take the bf16 dot products by default
 // (fast_attention_options::bf16_dot_products), which round q and the probabilities to bfloat16: bound
-// 2^-8 * (1 + A) * max_j |v_j| there, so such CPUs differ from others by up to that much;
+// 2^-8 * (1 + A) * max_j |v_j| + (Sk + 2) * 2^-126 there (subnormals flushed), so such CPUs differ
+// from others by up to that much;
 // {.bf16_dot_products = false} keeps the bound above everywhere (fast/ops/avx512_bf16.hpp,
-// tests/attention/fast_bf16_dot_test.cpp).
+// tests/attention/fast_bf16_dot_test.cpp). Subnormal values add an absolute term: fp32 rounds
+// sums below 2^-126 to multiples of 2^-149, so the bound is 5e-7 (1 + A) max_j |v_j| + (Sk + 2) 2^-149
+// (the bfloat16 dot products flush subnormal inputs and results to 0: see avx512_bf16.hpp).
+//
+// Non-finite values, as sdpa (tests/attention/fast_robust_test.cpp, fuzz/fuzz_attention.cpp):
+// - A masked key (mask, padding, segments, window, causal) contributes nothing whatever its K and V
+//   hold (Inf, NaN, stale data); no pass over the cache scrubs them: the tiles leave such keys out.
+// - A NaN logit of a visible key makes its row's output NaN; +inf logits share the row's weight
+//   equally (an infinite sink takes a share like one of them; alone it takes all: zeros); a row
+//   whose visible logits are all -inf gives zeros. NaN sinks are a config_error.
+// - A visible key whose value is Inf / NaN gives its row Inf / NaN, except when its weight is 0 or
+//   underflows fp32 (a logit ~87 below the row's max): sdpa skips a zero weight, this path may
+//   multiply the value by 0 (NaN). Outside that case the same elements are NaN / Inf in both.
+// Zero keys (Sk = 0, e.g. an empty KV cache) give zeros, with or without sinks.
 #pragma once
 
 #include <concepts>
@@ -37,7 +51,8 @@ namespace posenc::inline v0 {
 
 /// Fused attention: `q` [B, Sq, Hq, D] float, `k` [B, Sk, Hkv, D] and `v` [B, Sk, Hkv, Dv] float,
 /// bfloat16 or float16 (any strides; unit dim stride is the fast case), `out` [B, Sq, Hq, Dv] float
-/// (may be the memory of q, never overlap k or v). Throws what sdpa throws, plus config_error for
+/// (may share memory with q in any layout and for any Dv, as sdpa: q is then read from a copy unless
+/// out is q row for row; never overlap k or v). Throws what sdpa throws, plus config_error for
 /// `attention.weights` and invalid `fast_attention.*` fields, before writing anything.
 ///
 ///   posenc::attention(q, k, v, out, posenc::combine(rope, alibi), {.causal = true});

@@ -156,6 +156,14 @@ void apply_qk(const E& e, tensor_view<T> x, std::span<const std::int64_t> pos, b
 ///
 /// The encoder passed to append/attend must be the same for the cache's lifetime. Positions are
 /// stored per (sequence, token); masks in attend act on them (docs/spec.md §10).
+///
+/// Threads: like a standard container. The const members (attend, keys, values, positions,
+/// token_mask, next_position, length, ...) may run concurrently with each other from any number of
+/// threads, each attend with its own `out` and its own `fast.workspace` (or none: a workspace is
+/// not for concurrent calls). Every non-const member (append, clear, truncate, reserve,
+/// shift_window) needs the cache to itself: running one while another
+/// thread runs any member, attend included, is a data race (the caller serialises, e.g. one
+/// mutex per cache). Different caches are independent. tests/threads/kv_cache_threads_test.cpp.
 template <attention_element T>
 class kv_cache {
  public:

@@ -34,9 +34,11 @@ class attention_mask {
                    "attention.query_positions", {{"batch", batch}, {"query tokens", sq}})),
                nk = static_cast<std::size_t>(detail::checked_product<shape_error>(
                    "attention.key_positions", {{"batch", batch}, {"key tokens", sk}}));
-    detail::require(o.query_positions.empty() == o.key_positions.empty(), "attention.query_positions",
-                    o.query_positions.empty() ? "absent" : "given",
-                    "given together with attention.key_positions, or both absent");
+    // An empty span is the given positions of zero tokens too (attention over an empty KV cache).
+    detail::require(
+        o.query_positions.empty() == o.key_positions.empty() || (o.query_positions.empty() ? nq == 0 : nk == 0),
+        "attention.query_positions", o.query_positions.empty() ? "absent" : "given",
+        "given together with attention.key_positions, or both absent");
     if (o.query_positions.empty()) {
       // Bottom-right alignment: the queries are the last Sq keys.
       q_storage_.resize(nq);

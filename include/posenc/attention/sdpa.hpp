@@ -72,10 +72,15 @@ double softmax_scale(const E& e, const attention_options& o, std::ptrdiff_t head
 }
 
 /// Turns scores (−inf = masked) into weights in place; returns false for a row that attends to
-/// nothing (all weights 0). Subtracts the row max, so no finite score overflows; +inf scores share
-/// the mass equally; −inf never meets −inf in a subtraction, so no NaN is made here.
+/// nothing (all weights 0). A NaN logit makes the row's weights NaN. Subtracts the row max, so no finite score
+/// overflows; +inf scores share the mass equally; −inf never meets −inf in a subtraction, so no NaN is made here.
 inline bool softmax_row(std::span<double> s, bool has_sink, double sink) noexcept {
   constexpr double inf = std::numeric_limits<double>::infinity();
+  for (double x : s)
+    if (std::isnan(x)) {  // a NaN logit: every weight of the row's visible keys is NaN (masked ones stay 0)
+      for (double& y : s) y = y == -inf ? 0 : std::numeric_limits<double>::quiet_NaN();
+      return true;
+    }
   double m = has_sink ? sink : -inf;
   for (double x : s) m = x > m ? x : m;
   if (m == -inf) {
@@ -120,6 +125,7 @@ void check_attention_shapes(const tensor_view<TQ>& q, const tensor_view<TK>& k, 
   if (!o.sinks.empty())
     detail::require_shape(static_cast<std::ptrdiff_t>(o.sinks.size()) == Hq, "attention.sinks", o.sinks.size(),
                           "q.heads = " + std::to_string(Hq));
+  for (double x : o.sinks) detail::require(!std::isnan(x), "attention.sinks", x, "a number or +-inf, not NaN");
 }
 
 template <attention_element T, positional_encoding E>

@@ -19,12 +19,56 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#endif
+
 namespace posenc::inline v0 {
+
+namespace detail {
+
+/// How many fork()s this process is away from the one that started a pool: a pthread_atfork child
+/// handler (registered once, before the first pool starts) counts them. A forked child has none of
+/// its parent's threads, so a pool of the parent must neither hand them work nor wait for them.
+inline std::atomic<unsigned>& fork_generation() noexcept {
+  static std::atomic<unsigned> n{0};
+  return n;
+}
+inline unsigned watch_forks() noexcept {
+#if defined(__unix__) || defined(__APPLE__)
+  static const bool registered = [] {
+    ::pthread_atfork(nullptr, nullptr, [] { fork_generation().fetch_add(1, std::memory_order_relaxed); });
+    return true;
+  }();
+  static_cast<void>(registered);
+#endif
+  return fork_generation().load(std::memory_order_relaxed);
+}
+
+/// A T constructed in place and destroyed only when asked (a condition variable of a pool whose
+/// waiters were the parent's threads: destroying it in a forked child waits for them forever).
+template <class T>
+class manual_lifetime {
+ public:
+  manual_lifetime() { new (buf_) T(); }
+  manual_lifetime(const manual_lifetime&) = delete;
+  manual_lifetime& operator=(const manual_lifetime&) = delete;
+  ~manual_lifetime() = default;
+  T& operator*() noexcept { return *std::launder(reinterpret_cast<T*>(buf_)); }
+  T* operator->() noexcept { return &**this; }
+  void destroy() noexcept { (**this).~T(); }
+
+ private:
+  alignas(T) unsigned char buf_[sizeof(T)];
+};
+
+}  // namespace detail
 
 /// A borrowed callable `void(std::ptrdiff_t)`: two pointers, no allocation. Valid only while the
 /// callable it refers to lives (the duration of one parallel_for call).
@@ -53,11 +97,12 @@ using parallel_for = std::function<void(std::ptrdiff_t count, task_ref task)>;
 /// A fixed set of worker threads; the calling thread runs pieces too, so `size()` threads work on
 /// a call in total. One call runs at a time: a call made while the pool is busy (from another
 /// thread, or from inside a piece) runs its pieces inline on the caller, so nesting never
-/// deadlocks.
+/// deadlocks. Fork-safe: in a child forked from the process that started it, the pool runs every
+/// call inline and its destructor leaves the (absent) workers alone, so the child exits normally.
 class thread_pool {
  public:
   /// `threads` >= 1 counts the caller; `threads - 1` workers are started here, once.
-  explicit thread_pool(int threads) {
+  explicit thread_pool(int threads) : forks_(detail::watch_forks()) {
     const int workers = std::max(threads, 1) - 1;
     workers_.reserve(static_cast<std::size_t>(workers));
     for (int w = 0; w < workers; ++w) workers_.emplace_back([this, w] { work_loop(w); });
@@ -65,12 +110,20 @@ class thread_pool {
   thread_pool(const thread_pool&) = delete;
   thread_pool& operator=(const thread_pool&) = delete;
   ~thread_pool() {
+    if (forked()) {
+      // The workers are the parent's: nothing to stop or join. Their std::thread handles are let go
+      // and the condition variables (which count the parent's waiters) are left undestroyed.
+      for (auto& t : workers_) t.detach();
+      return;
+    }
     {
       std::lock_guard lock(mutex_);
       stop_ = true;
     }
-    wake_.notify_all();
+    wake_->notify_all();
     for (auto& t : workers_) t.join();
+    wake_.destroy();
+    finished_.destroy();
   }
 
   /// Threads a call uses at most, the caller included.
@@ -80,6 +133,10 @@ class thread_pool {
   void run(std::ptrdiff_t count, task_ref task, int max_threads = 0) {
     if (count <= 0) return;
     const int limit = max_threads <= 0 ? size() : std::min(max_threads, size());
+    if (forked()) {  // a forked child: the workers stayed in the parent
+      for (std::ptrdiff_t i = 0; i < count; ++i) task(i);
+      return;
+    }
     std::unique_lock busy(busy_, std::try_to_lock);
     if (!busy.owns_lock() || inside_worker() || limit <= 1 || count == 1) {
       for (std::ptrdiff_t i = 0; i < count; ++i) task(i);
@@ -95,13 +152,13 @@ class thread_pool {
     }
     // A futex wake costs tens of microseconds on a VM: only sleeping workers need one; spinning
     // ones see the generation change by themselves.
-    if (sleeping > 0) wake_.notify_all();
+    if (sleeping > 0) wake_->notify_all();
     j.drain();
     // The caller usually finishes last or close to it: spin a little before sleeping.
     spin_until([&] { return j.running.load(std::memory_order_acquire) == 0; }, caller_poll, caller_poll);
     {
       std::unique_lock lock(mutex_);
-      finished_.wait(lock, [&] { return j.running.load(std::memory_order_acquire) == 0; });
+      finished_->wait(lock, [&] { return j.running.load(std::memory_order_acquire) == 0; });
       job_ = nullptr;
     }
     if (j.error) std::rethrow_exception(j.error);
@@ -184,7 +241,7 @@ class thread_pool {
         std::unique_lock lock(mutex_);
         if (generation_.load(std::memory_order_relaxed) == seen && !stop_) {
           ++sleepers_;
-          wake_.wait(lock, [&] { return stop_ || generation_.load(std::memory_order_relaxed) != seen; });
+          wake_->wait(lock, [&] { return stop_ || generation_.load(std::memory_order_relaxed) != seen; });
           --sleepers_;
         }
         if (stop_) return;
@@ -197,15 +254,20 @@ class thread_pool {
       if (j->running.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         // j may be gone once running reads 0: only the pool is touched from here on.
         std::lock_guard lock(mutex_);
-        finished_.notify_all();
+        finished_->notify_all();
       }
     }
   }
 
+  [[nodiscard]] bool forked() const noexcept {
+    return detail::fork_generation().load(std::memory_order_relaxed) != forks_;
+  }
+
+  unsigned forks_;  // fork_generation() when the workers started
   std::mutex busy_;
   std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable finished_;
+  detail::manual_lifetime<std::condition_variable> wake_;
+  detail::manual_lifetime<std::condition_variable> finished_;
   std::atomic<std::uint64_t> generation_{0};  // written under mutex_, polled without it
   int sleepers_ = 0;                          // workers waiting on wake_ (guarded by mutex_)
   job* job_ = nullptr;

@@ -175,8 +175,9 @@ class sinusoidal {
   /// fairseq's `weights[r]` holds. Any r is accepted.
   template <class T>
   requires std::same_as<T, float> || std::same_as<T, double>
-  void encode_row(std::int64_t r, std::span<T> out) const noexcept {
-    POSENC_EXPECTS(static_cast<std::ptrdiff_t>(out.size()) == config_.d_model);
+  void encode_row(std::int64_t r, std::span<T> out) const {
+    detail::require_shape(static_cast<std::ptrdiff_t>(out.size()) == config_.d_model, "out.size", out.size(),
+                          "d_model");
     compute_row(r, out);
   }
 

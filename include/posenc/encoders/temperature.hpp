@@ -84,9 +84,10 @@ class attention_temperature {
 
   /// Scales every element of q at its position.
   template <storage_type T>
-  void transform_q(tensor_view<T> q, std::span<const std::int64_t> positions) const noexcept {
-    POSENC_ASSERT(static_cast<std::ptrdiff_t>(positions.size()) == q.batch() * q.tokens());
-    POSENC_ASSERT(q.dim() == cfg_.head_dim);
+  void transform_q(tensor_view<T> q, std::span<const std::int64_t> positions) const {
+    detail::require_shape(static_cast<std::ptrdiff_t>(positions.size()) == q.batch() * q.tokens(), "positions",
+                          positions.size(), "q.batch * q.tokens (one position per token)");
+    detail::require_shape(q.dim() == cfg_.head_dim || q.empty(), "q.dim", q.dim(), "the encoder's head_dim");
     for (std::ptrdiff_t b = 0; b < q.batch(); ++b)
       for (std::ptrdiff_t t = 0; t < q.tokens(); ++t) {
         const double f = factor(positions[static_cast<std::size_t>(b * q.tokens() + t)]);

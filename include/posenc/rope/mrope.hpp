@@ -143,27 +143,28 @@ class mrope {
 
   /// Plain concept entry: every position stands for all three streams (text tokens) — exactly rope.
   template <storage_type T>
-  void transform_q(tensor_view<T> q, std::span<const std::int64_t> positions) const noexcept {
+  void transform_q(tensor_view<T> q, std::span<const std::int64_t> positions) const {
     rope_.transform_q(q, positions);
   }
   template <storage_type T>
-  void transform_k(tensor_view<T> k, std::span<const std::int64_t> positions) const noexcept {
+  void transform_k(tensor_view<T> k, std::span<const std::int64_t> positions) const {
     rope_.transform_k(k, positions);
   }
 
   /// Explicit streams: t, h, w each hold batch * tokens positions.
   template <storage_type T>
-  void transform_q(tensor_view<T> q, const mrope_streams& s) const noexcept {
+  void transform_q(tensor_view<T> q, const mrope_streams& s) const {
     rotate_streams(q, s);
   }
   template <storage_type T>
-  void transform_k(tensor_view<T> k, const mrope_streams& s) const noexcept {
+  void transform_k(tensor_view<T> k, const mrope_streams& s) const {
     rotate_streams(k, s);
   }
   template <storage_type T>
-  void rotate_streams(tensor_view<T> x, const mrope_streams& s) const noexcept {
-    POSENC_ASSERT(static_cast<std::ptrdiff_t>(s.t.size()) == x.batch() * x.tokens() && s.h.size() == s.t.size() &&
-                  s.w.size() == s.t.size());
+  void rotate_streams(tensor_view<T> x, const mrope_streams& s) const {
+    detail::require_rotation_sizes(x, s.t.size(), head_dim(), "streams.t");
+    detail::require_shape(s.h.size() == s.t.size(), "streams.h", s.h.size(), "streams.t.size()");
+    detail::require_shape(s.w.size() == s.t.size(), "streams.w", s.w.size(), "streams.t.size()");
     rotate_with(x, [&](std::ptrdiff_t i) {
       const auto u = static_cast<std::size_t>(i);
       return std::array<std::int64_t, 3>{s.t[u], s.h[u], s.w[u]};
@@ -237,19 +238,19 @@ class mrope_bound {
   [[nodiscard]] double softmax_scale_multiplier() const noexcept { return enc_.softmax_scale_multiplier(); }
 
   template <storage_type T>
-  void transform_q(tensor_view<T> q, std::span<const std::int64_t> cache_positions) const noexcept {
+  void transform_q(tensor_view<T> q, std::span<const std::int64_t> cache_positions) const {
     apply(q, cache_positions);
   }
   template <storage_type T>
-  void transform_k(tensor_view<T> k, std::span<const std::int64_t> cache_positions) const noexcept {
+  void transform_k(tensor_view<T> k, std::span<const std::int64_t> cache_positions) const {
     apply(k, cache_positions);
   }
 
  private:
   template <storage_type T>
-  void apply(tensor_view<T> x, std::span<const std::int64_t> cache_positions) const noexcept {
-    POSENC_ASSERT(x.batch() == ids_->batch);
-    POSENC_ASSERT(static_cast<std::ptrdiff_t>(cache_positions.size()) == x.batch() * x.tokens());
+  void apply(tensor_view<T> x, std::span<const std::int64_t> cache_positions) const {
+    detail::require_shape(x.batch() == ids_->batch, "x.batch", x.batch(), "the position ids' batch");
+    detail::require_rotation_sizes(x, cache_positions.size(), head_dim(), "cache_positions");
     const std::ptrdiff_t S = x.tokens();
     enc_.rotate_with(x, [&](std::ptrdiff_t i) {
       const std::ptrdiff_t b = S == 0 ? 0 : i / S;

@@ -44,10 +44,10 @@
 namespace posenc::inline v0 {
 
 /// The rotary position embedding encoder. Immutable after construction; copyable; every member
-/// function is const and safe to call from several threads at once. The noexcept entries check
+/// function is const and safe to call from several threads at once. The rotating entries check
 /// their sizes in every build, O(1) per call (positions.size() == batch * tokens, x.dim() ==
-/// head_dim(), frequency and table sizes == pairs): a mismatch aborts with a message
-/// (POSENC_EXPECTS) instead of reading past a row.
+/// head_dim(), frequency and table sizes == pairs): a mismatch throws shape_error naming the
+/// argument instead of reading past a row.
 class rope {
  public:
   /// Validates `c` (config_error naming the parameter for every docs/spec.md §12 case).
@@ -83,12 +83,12 @@ class rope {
 
   /// Rotates queries forward by their positions (positions.size() == batch * tokens).
   template <storage_type T>
-  void transform_q(tensor_view<T> q, std::span<const std::int64_t> positions) const noexcept {
+  void transform_q(tensor_view<T> q, std::span<const std::int64_t> positions) const {
     apply_schedule(q, positions);
   }
   /// Rotates keys forward by their positions (the same rotation as queries).
   template <storage_type T>
-  void transform_k(tensor_view<T> k, std::span<const std::int64_t> positions) const noexcept {
+  void transform_k(tensor_view<T> k, std::span<const std::int64_t> positions) const {
     apply_schedule(k, positions);
   }
 
@@ -96,8 +96,8 @@ class rope {
   /// inverse of forward (angle negated, magnitude 1/M). Uses config().angles.
   template <storage_type T>
   void rotate(tensor_view<T> x, std::span<const std::int64_t> positions, const rope_frequencies& f,
-              kernels::rotation dir = kernels::rotation::forward) const noexcept {
-    POSENC_EXPECTS(static_cast<int>(f.inv_freq.size()) == sched_.pairs());
+              kernels::rotation dir = kernels::rotation::forward) const {
+    expect_pairs(f.inv_freq.size(), "f.inv_freq");
     apply(x, positions, detail::view_of(f), dir);
   }
 
@@ -111,8 +111,8 @@ class rope {
   POSENC_FORCE_INLINE void rotate(tensor_view<T> x, std::span<const std::int64_t> positions,
                                   const cos_sin_table<compute_t<T>>& table,
                                   kernels::rotation dir = kernels::rotation::forward,
-                                  angle_source source = angle_source::automatic) const noexcept {
-    POSENC_EXPECTS(table.pairs() == sched_.pairs());
+                                  angle_source source = angle_source::automatic) const {
+    expect_pairs(static_cast<std::size_t>(table.pairs()), "table.pairs");
     expect_sizes(x, positions.size());
     // Decode and prefill (consecutive positions inside the table) inline in the caller: a decode
     // step is two calls of ~100-200 ns, and a call frame costs ~5 ns of it.
@@ -166,11 +166,10 @@ class rope {
   /// K-shift: rotates x (already rotated keys) by `delta_per_token` more positions under `f`
   /// (llama.cpp context shift, HF SinkCache). The magnitude is NOT re-applied. Exact angles.
   template <storage_type T>
-  void rotate_delta(tensor_view<T> x, std::span<const std::int64_t> delta_per_token,
-                    const rope_frequencies& f) const noexcept {
+  void rotate_delta(tensor_view<T> x, std::span<const std::int64_t> delta_per_token, const rope_frequencies& f) const {
     using C = compute_t<T>;
-    POSENC_EXPECTS(static_cast<int>(f.inv_freq.size()) == sched_.pairs());
-    expect_sizes(x, delta_per_token.size());
+    expect_pairs(f.inv_freq.size(), "f.inv_freq");
+    detail::require_rotation_sizes(x, delta_per_token.size(), head_dim(), "delta_per_token");
     const int P = sched_.pairs();
     detail::rotate_view(sched_.geometry(), x, P, [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
       kernels::compute_angles(f.inv_freq.data(), P, delta_per_token.data() + i0, n, 1.0, cos, sin, P);
@@ -182,10 +181,11 @@ class rope {
   /// in one rounding of the stored values. Exact angles regardless of config().angles.
   template <storage_type T>
   void rerotate(tensor_view<T> k, std::span<const std::int64_t> positions, const rope_frequencies& from,
-                const rope_frequencies& to) const noexcept {
+                const rope_frequencies& to) const {
     using C = compute_t<T>;
     const int P = sched_.pairs();
-    POSENC_EXPECTS(static_cast<int>(from.inv_freq.size()) == P && static_cast<int>(to.inv_freq.size()) == P);
+    expect_pairs(from.inv_freq.size(), "from.inv_freq");
+    expect_pairs(to.inv_freq.size(), "to.inv_freq");
     expect_sizes(k, positions.size());
     const double m = to.attention_scaling / from.attention_scaling;
     detail::rotate_view(sched_.geometry(), k, P, [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
@@ -203,7 +203,7 @@ class rope {
 
  private:
   template <storage_type T>
-  void apply_schedule(tensor_view<T> x, std::span<const std::int64_t> positions) const noexcept {
+  void apply_schedule(tensor_view<T> x, std::span<const std::int64_t> positions) const {
     if (!sched_.length_dependent()) {
       apply(x, positions, detail::view_of(sched_.base()), kernels::rotation::forward);
       return;
@@ -216,10 +216,10 @@ class rope {
 
   template <storage_type T>
   void apply(tensor_view<T> x, std::span<const std::int64_t> positions, const detail::frequencies_view& f,
-             kernels::rotation dir) const noexcept {
+             kernels::rotation dir) const {
     using C = compute_t<T>;
     expect_sizes(x, positions.size());
-    POSENC_EXPECTS(f.pairs == sched_.pairs());
+    POSENC_ASSERT(f.pairs == sched_.pairs());  // every caller checked its frequencies
     const double m = dir == kernels::rotation::forward ? f.magnitude : 1.0 / f.magnitude;
     const angle_mode mode = sched_.config().angles;
     detail::rotate_view(
@@ -282,11 +282,15 @@ class rope {
   }
 
   // One position per (batch, token) and rows of head_dim() elements: a wrong size would read past
-  // the positions or the rows, so it is checked in every build (O(1) per call; aborts).
+  // the positions or the rows, so it is checked in every build (O(1) per call; shape_error).
   template <class T>
-  void expect_sizes(const tensor_view<T>& x, std::size_t positions) const noexcept {
-    POSENC_EXPECTS(static_cast<std::ptrdiff_t>(positions) == x.batch() * x.tokens());
-    POSENC_EXPECTS(x.dim() == head_dim() || x.empty());
+  void expect_sizes(const tensor_view<T>& x, std::size_t positions) const {
+    detail::require_rotation_sizes(x, positions, head_dim());
+  }
+  // Explicit frequencies (or a table) for exactly this rope's pairs.
+  void expect_pairs(std::size_t pairs, std::string_view name) const {
+    detail::require_shape(static_cast<std::ptrdiff_t>(pairs) == sched_.pairs(), name, pairs,
+                          "the rope's pairs (rotary_dim / 2)");
   }
 
   rope_schedule sched_;

@@ -16,11 +16,23 @@
 
 #include <posenc/core/assert.hpp>
 #include <posenc/core/element.hpp>
+#include <posenc/core/errors.hpp>
 #include <posenc/core/tensor_view.hpp>
 #include <posenc/kernels/rotate.hpp>
 #include <posenc/kernels/types.hpp>
 
 namespace posenc::inline v0::detail {
+
+/// The checks of every public rotation entry (O(1), every build): one position per (batch, token)
+/// and rows of head_dim elements, else shape_error naming `positions` / `x.dim` (a wrong size would
+/// read past the positions or the rows).
+template <class T>
+void require_rotation_sizes(const tensor_view<T>& x, std::size_t positions, std::ptrdiff_t head_dim,
+                            std::string_view positions_name = "positions") {
+  detail::require_shape(static_cast<std::ptrdiff_t>(positions) == x.batch() * x.tokens(), positions_name, positions,
+                        "x.batch * x.tokens (one position per token)");
+  detail::require_shape(x.dim() == head_dim || x.empty(), "x.dim", x.dim(), "the encoder's head_dim");
+}
 
 /// cos/sin values per chunk held on the stack (per table): 2 x 8 KiB for float, 2 x 16 KiB for double.
 inline constexpr std::ptrdiff_t kRowBuffer = 2048;

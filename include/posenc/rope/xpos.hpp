@@ -91,22 +91,21 @@ class xpos {
 
   /// Rotates queries and multiplies pair k by zeta_k^u(n).
   template <storage_type T>
-  void transform_q(tensor_view<T> q, std::span<const std::int64_t> positions) const noexcept {
+  void transform_q(tensor_view<T> q, std::span<const std::int64_t> positions) const {
     apply(q, positions, +1.0);
   }
   /// Rotates keys and multiplies pair k by zeta_k^-u(n).
   template <storage_type T>
-  void transform_k(tensor_view<T> k, std::span<const std::int64_t> positions) const noexcept {
+  void transform_k(tensor_view<T> k, std::span<const std::int64_t> positions) const {
     apply(k, positions, -1.0);
   }
 
  private:
   template <storage_type T>
-  void apply(tensor_view<T> x, std::span<const std::int64_t> positions, double sign) const noexcept {
+  void apply(tensor_view<T> x, std::span<const std::int64_t> positions, double sign) const {
     using C = compute_t<T>;
     // Wrong sizes would read past positions or the head rows: checked in every build (O(1)).
-    POSENC_EXPECTS(static_cast<std::ptrdiff_t>(positions.size()) == x.batch() * x.tokens());
-    POSENC_EXPECTS(x.dim() == cfg_.head_dim || x.empty());
+    detail::require_rotation_sizes(x, positions.size(), cfg_.head_dim);
     const int P = cfg_.head_dim / 2;
     const double c = static_cast<double>(center_of(positions));
     const kernels::rope_geometry g{cfg_.head_dim, cfg_.head_dim, 0, cfg_.layout};

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -195,8 +196,9 @@ void finish_row(const C& c, std::ptrdiff_t b, std::ptrdiff_t i, std::ptrdiff_t h
   if (!c.o.sinks.empty()) {
     const double sink = c.o.sinks[static_cast<std::size_t>(h)] -
                         table_query_bias(c.enc, c, h, c.pq[static_cast<std::size_t>(b * c.Sq + i)]);
-    if (sink == std::numeric_limits<double>::infinity()) {
-      den = 0;
+    if (sink == std::numeric_limits<double>::infinity()) {  // takes all the mass, shared with +inf logits
+      den = m == std::numeric_limits<float>::infinity() || den != den ? den + 1 : 0;
+    } else if (sink == -std::numeric_limits<double>::infinity()) {  // takes none
     } else if (m == -std::numeric_limits<float>::infinity() || sink <= m) {
       den += std::exp(sink - static_cast<double>(m));
     } else {  // the sink is the running max: rescale the row to it
@@ -204,12 +206,80 @@ void finish_row(const C& c, std::ptrdiff_t b, std::ptrdiff_t i, std::ptrdiff_t h
       den = den * f + 1;
     }
   }
-  const float inv = den > 0 ? static_cast<float>(f / den) : 0.0f;
+  // den is NaN for a row with a NaN logit: its output is NaN, as sdpa's
+  const float inv = den > 0 ? static_cast<float>(f / den) : den == 0 ? 0.0f : std::numeric_limits<float>::quiet_NaN();
   float* y = c.out.row(b, i, h);  // one row address, then the dim stride (unit: a vectorised loop)
   if (const std::ptrdiff_t ds = c.out.stride(axis::dim); ds == 1)
     for (std::ptrdiff_t d = 0; d < c.Dv; ++d) y[d] = o[d] * inv;
   else
     for (std::ptrdiff_t d = 0; d < c.Dv; ++d) y[d * ds] = o[d] * inv;
+}
+
+/// True when one of n values at p is Inf or NaN (all exponent bits set), read as bits.
+template <class T>
+bool any_nonfinite(const T* p, std::ptrdiff_t n) noexcept {
+  unsigned r = 0;  // no early exit: a branch-free loop the compiler vectorises
+  for (std::ptrdiff_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<T, float>)
+      r |= (std::bit_cast<std::uint32_t>(p[i]) & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
+    else if constexpr (std::is_same_v<T, bfloat16>)
+      r |= (p[i].bits & 0x7f80u) == 0x7f80u ? 1u : 0u;
+    else
+      r |= (p[i].bits & 0x7c00u) == 0x7c00u ? 1u : 0u;
+  }
+  return r != 0;
+}
+
+/// A partial tile's keys masked for at least one of its nq query tokens (mask mk): does one hold a
+/// value that is not finite (the packed copy vt, or the rows in place for every kv head of the item)?
+template <class C>
+bool masked_value_nonfinite(const C& c, const std::uint8_t* mk, std::ptrdiff_t nq, std::ptrdiff_t b, std::ptrdiff_t j0,
+                            std::ptrdiff_t g, int nk, const float* vt) {
+  for (int j = 0; j < nk; ++j) {
+    bool all = true;
+    for (std::ptrdiff_t t = 0; t < nq; ++t) all = all && mk[t * c.TK_ + j] != 0;
+    if (all) continue;
+    if (c.packed) {
+      if (any_nonfinite(vt + j * c.dvp, c.Dv)) return true;
+    } else {
+      for (std::ptrdiff_t gi = 0; gi < c.gpi; ++gi)
+        if (any_nonfinite(c.v.row(b, j0 + j, g + gi), c.Dv)) return true;
+    }
+  }
+  return false;
+}
+
+/// O += P V of a partial tile over each query token's visible keys only: per token t (rows t, t + nq,
+/// ... of every head), the PV kernel on each run of keys visible to t. Slower than one call; taken
+/// only when a masked key's value is not finite.
+template <class C>
+void visible_pv(const C& c, const std::uint8_t* mk, std::ptrdiff_t nq, std::ptrdiff_t b, std::ptrdiff_t j0,
+                std::ptrdiff_t g, int nk, const float* s, const float* vt, float* o) {
+  using TV = std::remove_const_t<typename decltype(c.v)::element_type>;
+  const std::ptrdiff_t TKc = c.TK_, dvp = c.dvp;
+  for (std::ptrdiff_t t = 0; t < nq; ++t) {
+    const std::uint8_t* mr = mk + t * TKc;
+    for (int a = 0; a < nk;) {
+      if (mr[a] == 0) {
+        ++a;
+        continue;
+      }
+      int e = a;
+      while (e < nk && mr[e] != 0) ++e;
+      if (c.packed) {
+        c.kern.pv_packed(s + t * TKc + a, nq * TKc, static_cast<int>(c.G), vt + a * dvp, dvp, e - a,
+                         static_cast<int>(dvp), o + t * dvp, nq * dvp);
+      } else {
+        auto pv = c.kern.template pv_heads<TV>();
+        if constexpr (std::is_same_v<TV, bfloat16>)
+          if (c.dot_pv) pv = c.kern.pv_heads_bf16_dot;
+        pv(s + t * TKc + a, nq * TKc, static_cast<int>(c.G), static_cast<int>(c.gpi), c.v.row(b, j0 + a, g),
+           c.v.stride(axis::token), c.v.stride(axis::head), e - a, static_cast<int>(c.Dv), o + t * dvp, nq * dvp,
+           nullptr, 0);
+      }
+      a = e;
+    }
+  }
 }
 
 /// One work item: rows of (b, kv heads [gs gpi, (gs + 1) gpi), query tile qt) against the key tiles
@@ -318,9 +388,28 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
         const std::uint8_t* mr = mk + (r % nq) * TKc;
         for (int j = 0; j < nk; ++j) sr[j] = mr[j] ? sr[j] : ninf;
       }
-      const float mnew = std::max(m[r], c.kern.row_max(sr, nk));
+      const float rmax = c.kern.row_max(sr, nk);
+      if (rmax != rmax) {  // a NaN logit: the row's output is NaN (as sdpa); no weight from this tile
+        l[r] = std::numeric_limits<float>::quiet_NaN();
+        std::fill(sr, sr + nk, 0.0f);
+        continue;
+      }
+      const float mnew = std::max(m[r], rmax);
       if (mnew == ninf) {  // nothing visible in this row yet
         std::fill(sr, sr + nk, 0.0f);
+        continue;
+      }
+      if (mnew == -ninf) {  // +inf logits share the row's weight equally (as sdpa), finite ones get 0
+        if (m[r] != mnew) {
+          std::fill(o + r * dvp, o + (r + 1) * dvp, 0.0f);  // not o x 0: an infinite value would give NaN
+          l[r] = l[r] != l[r] ? l[r] : 0.0f;
+          if (c.shaw_value) std::fill(bucket + r * sn, bucket + (r + 1) * sn, 0.0f);
+          m[r] = mnew;
+        }
+        float count = 0;
+        for (int j = 0; j < nk; ++j) count += sr[j] = sr[j] == mnew ? 1.0f : 0.0f;
+        l[r] += count;
+        if (c.shaw_value) add_buckets(c, ks, pos_q, b, j0, nk, sr, count, bucket + r * sn);
         continue;
       }
       if (mnew != m[r]) {
@@ -336,7 +425,11 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
     }
 
     // ---- O += P V ----
-    if (c.packed)
+    // A masked key has p = 0, but 0 x Inf / NaN is NaN: when a key masked for some row holds a value
+    // that is not finite, each row takes its visible keys only (runs of them, per query token).
+    if (cls == tile_class::partial && masked_value_nonfinite(c, mk, nq, b, j0, g, nk, vt))
+      visible_pv(c, mk, nq, b, j0, g, nk, s, vt, o);
+    else if (c.packed)
       c.kern.pv_packed(s, TKc, static_cast<int>(R), vt, dvp, nk, static_cast<int>(dvp), o, dvp);
     else {
       auto pv = c.kern.template pv_heads<TV>();
@@ -389,15 +482,17 @@ void merge_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::pt
     for (std::ptrdiff_t ch = 0; ch < c.chunks; ++ch)
       mx = std::max(mx, c.partial[((item * c.chunks + ch) * c.rows_max + r) * stride]);
     float l = 0;
+    bool nan = false;  // a chunk saw a NaN logit: the row is NaN
     std::fill(o, o + c.Dv, 0.0f);
-    if (mx != -std::numeric_limits<float>::infinity())
-      for (std::ptrdiff_t ch = 0; ch < c.chunks; ++ch) {
-        const float* p = c.partial + ((item * c.chunks + ch) * c.rows_max + r) * stride;
-        if (p[0] == -std::numeric_limits<float>::infinity()) continue;
-        const float f = std::exp(p[0] - mx);
-        l += p[1] * f;
-        for (std::ptrdiff_t d = 0; d < c.Dv; ++d) o[d] += p[2 + d] * f;
-      }
+    for (std::ptrdiff_t ch = 0; ch < c.chunks; ++ch) {
+      const float* p = c.partial + ((item * c.chunks + ch) * c.rows_max + r) * stride;
+      nan = nan || p[1] != p[1];
+      if (p[0] == -std::numeric_limits<float>::infinity() || p[1] != p[1]) continue;
+      const float f = p[0] == mx ? 1.0f : std::exp(p[0] - mx);  // mx = +inf: exp(inf - inf) is NaN
+      l += p[1] * f;
+      for (std::ptrdiff_t d = 0; d < c.Dv; ++d) o[d] += p[2 + d] * f;
+    }
+    if (nan) l = std::numeric_limits<float>::quiet_NaN();
     finish_row(c, b, i0 + r % nq, g * c.G + r / nq, mx, l, o);
   }
 }
@@ -659,11 +754,25 @@ void fast_attention(tensor_view<const float> q, tensor_view<const TK> k, tensor_
     }
   }
   if (B == 0 || Sq == 0 || Hq == 0 || v.dim() == 0) return;
+  if (Sk == 0) {  // no key: every row attends to nothing, zeros with or without sinks (as sdpa)
+    for (std::ptrdiff_t b = 0; b < B; ++b)
+      for (std::ptrdiff_t i = 0; i < Sq; ++i)
+        for (std::ptrdiff_t h = 0; h < Hq; ++h)
+          for (std::ptrdiff_t d = 0; d < v.dim(); ++d) out(b, i, h, d) = 0.0f;
+    return;
+  }
 
   attention_workspace local;
   attention_workspace& ws = f.workspace ? *f.workspace : local;
-  // Hook 2 on copies (never on the inputs); q also copied when its rows are not contiguous.
-  bool q_copy = !q.dim_contiguous();
+  // Hook 2 on copies (never on the inputs); q also copied when its rows are not contiguous, and when
+  // out overlaps q other than row for row (same address, strides and size: each work item reads its
+  // own q rows before it writes the same out rows): otherwise an item could overwrite q rows another
+  // item has still to read (Dv != D, other layouts).
+  const bool same_rows = q.data() == out.data() && q.dim() == out.dim() &&
+                         q.stride(axis::batch) == out.stride(axis::batch) &&
+                         q.stride(axis::token) == out.stride(axis::token) &&
+                         q.stride(axis::head) == out.stride(axis::head) && q.stride(axis::dim) == out.stride(axis::dim);
+  bool q_copy = !q.dim_contiguous() || (!same_rows && overlaps(out, q));
   bool k_transform = false;
   if constexpr (qk_transform_encoding<E>) {
     q_copy = q_copy || o.transform_queries;

@@ -21,7 +21,7 @@
 //              bf16 o rows in pair order until merge_o)
 //   exp_sum    x[j] = exp(x[j] - m) for j < n, returns the sum (vectorised exp, see exp_v)
 //   pack_kt / pack_v  the prefill packing of a K tile (transposed, L x L blocks) and a V tile (widened)
-//   row_max, scale_row, add_row, add_const
+//   row_max (NaN when the row holds one), scale_row, add_row, add_const
 //   softcap    x[j] = cap tanh(x[j] / cap) for j < n (logit soft-capping, see tanh_v)
 //
 // exp_v: Cephes-style expf (round(x log2 e) split with a two-constant ln 2, degree-6 polynomial,
@@ -172,13 +172,24 @@ static inline void softcap_row(float* x, int n, float cap, float inv_cap) {
   }
 }
 
+// The largest of x[0, n), or NaN when one of them is NaN (a NaN logit makes its row NaN, as in sdpa;
+// max() alone drops NaN on x86). keep_ge(v, v, 1) counts the ordered lanes (exact below 2^24).
 static inline float row_max(const float* x, int n) {
-  vf m = set1(-__builtin_inff());
+  vf m = set1(-__builtin_inff()), ordered = zero();
+  const vf one = set1(1.0f);
   int j = 0;
-  for (; j + L <= n; j += L) m = max(m, load(x + j));
+  for (; j + L <= n; j += L) {
+    const vf v = load(x + j);
+    m = max(m, v);
+    ordered = add(ordered, keep_ge(v, v, one));
+  }
   float r = reduce_max(m);
-  for (; j < n; ++j) r = x[j] > r ? x[j] : r;
-  return r;
+  bool nan = reduce_add(ordered) != static_cast<float>(j);
+  for (; j < n; ++j) {
+    r = x[j] > r ? x[j] : r;
+    nan = nan || x[j] != x[j];
+  }
+  return nan ? __builtin_nanf("") : r;
 }
 
 // x[j] = exp(x[j] - m), returns sum; x is a padded row (n rounded up to L is writable).

@@ -11,7 +11,17 @@
 // (2^-9 per weight). It halves the instructions per cached byte, which is what bfloat16 decode needs
 // to keep up with memory. Used when D (for K) / Dv (for V) is a multiple of 32 and the CPU reports
 // AVX512_BF16 (CPUID leaf 7 sub-leaf 1, EAX bit 5) besides the AVX-512 kernels; otherwise the
-// default kernels run. Products of bf16 values are exact in fp32; denormal inputs count as 0.
+// default kernels run. Products of bf16 values are exact in fp32 unless subnormal.
+//
+// Subnormals: vdpbf16ps and vcvtne2ps2bf16 ignore MXCSR and treat subnormal inputs as 0 and flush
+// subnormal results to 0 (Intel SDM). So a subnormal value v_j (|v_j| < 2^-126) counts as 0, a
+// probability below 2^-126 too, and every accumulation step whose result is subnormal loses it:
+// each costs at most 2^-126 per output element after the division by the row sum (>= 1), so the
+// bound above becomes
+//     |out - sdpa| <= 2^-8 (1 + A) max_j |v_j| + (Sk + 2) 2^-126
+// (tests/attention/fast_bf16_subnormal_test.cpp; with every |v_j| subnormal the first term alone
+// does not hold). Keys alike: a subnormal q or k element counts as 0, a logit error of at most
+// scale (D + 2) 2^-126 max(1, |q|max), negligible against the 2^-9 A above for any finite q.
 #pragma once
 
 #include <posenc/attention/fast/ops/avx512.hpp>
