@@ -1,11 +1,11 @@
 // fuzz/fuzz_attention.cpp — libFuzzer differential harness: posenc::attention against the sdpa oracle.
 // Each input picks a small problem (batch, tokens, heads, GQA ratio, head sizes D / Dv), the K/V
 // storage (float, bfloat16, float16, independently), the layouts (token- or head-major q, K, V), out
-// on q's memory or not, every mask option (causal, sliding_window, key_lengths, key_mask, segments,
-// sinks including +-inf, explicit positions anywhere in int64), an encoder (none, RoPE, ALiBi, T5,
-// Shaw, xPos, or a combine()d pair) and values with NaN / +-Inf / subnormals placed in masked or
-// visible slots. Both run on the same storage-rounded inputs (sdpa in double); the harness aborts
-// when
+// on q's memory or not, every mask option (causal, sliding_window, attention_chunk, key_lengths,
+// key_mask, segments, sinks including +-inf, explicit positions anywhere in int64), logit
+// soft-capping, an encoder (none, RoPE, ALiBi, T5, Shaw, xPos, or a combine()d pair) and values with
+// NaN / +-Inf / subnormals placed in masked or visible slots. Both run on the same storage-rounded
+// inputs (sdpa in double); the harness aborts when
 //   - one throws and the other does not,
 //   - an output element is NaN in one and not in the other, or infinite in one and not equal in the
 //     other,
@@ -94,8 +94,8 @@ T special(int kind) {
 struct problem {
   sz B, Sq, Sk, Hq, Hkv, D, Dv;
   bool causal;
-  std::optional<i64> window;
-  std::optional<double> scale;
+  std::optional<i64> window, chunk;
+  std::optional<double> scale, softcap;
   std::vector<i64> pq, pk, lengths;
   std::vector<std::uint8_t> key_mask;
   std::vector<std::int32_t> sq, sk;
@@ -106,6 +106,8 @@ struct problem {
     o.scale = scale;
     o.causal = causal;
     o.sliding_window = window;
+    o.attention_chunk = chunk;
+    o.logit_softcap = softcap;
     o.query_positions = pq;
     o.key_positions = pk;
     o.key_lengths = lengths;
@@ -375,6 +377,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                     : in.ConsumeFloatingPointInRange<double>(-4.0, 4.0));
     }
   p.transform_keys = !in.ConsumeBool() || encoder == 0;
+  if (in.ConsumeBool()) p.chunk = in.ConsumeBool() ? in.ConsumeIntegralInRange<i64>(1, 40) : in.ConsumeIntegral<i64>();
+  if (in.ConsumeBool()) p.softcap = in.ConsumeFloatingPointInRange<double>(0.05, 60.0);
   prng r{in.ConsumeIntegral<std::uint64_t>()};
   const int D = static_cast<int>(p.D);
   try {
