@@ -319,7 +319,7 @@ inline constexpr std::array<architecture, 52> table{{
      .hf_model_type = "gemma",
      .gguf_arch = "gemma",
      .default_head_dim = 256,
-     .sources = "models/gemma/configuration_gemma.py (head_dim 256)"},
+     .sources = "models/gemma/configuration_gemma.py " POSENC_HF_V5 " (head_dim 256, rope default theta 10000)"},
     {.family = "Gemma 2",
      .hf_model_type = "gemma2",
      .gguf_arch = "gemma2",
@@ -372,8 +372,9 @@ inline constexpr std::array<architecture, 52> table{{
      .gguf_arch = "command-r",
      .hf_layout = inter,
      .gguf_layout = inter,
-     .sources = "models/cohere/modeling_cohere.py (rotate_half on x[..., ::2], x[..., 1::2], "
-                "repeat_interleave of the frequencies)"},
+     .sources = "models/cohere/modeling_cohere.py transformers@015bfeb86891c5f5e450f48942260ac3e2cd2bf2 "
+                "(rotate_half on x[..., ::2], x[..., 1::2], repeat_interleave of the frequencies, scaling "
+                "head_dim^-0.5)"},
     {.family = "Cohere2 / Command-R7B",
      .hf_model_type = "cohere2",
      .gguf_arch = "cohere2",
