@@ -300,6 +300,24 @@ TEST_CASE("loaders: what the confirmed mismatches load as now", "[conformance]")
     const double m = 0.1 * std::log(40.0) + 1.0;
     CHECK(std::fabs(v3.layers[0].softmax_scale - m * m / std::sqrt(192.0)) < 1e-16);
   }
+  SECTION("Phi-MoE: the LongRoPE magnitude is short_mscale / long_mscale") {
+    json phimoe = {{"model_type", "phimoe"},
+                   {"hidden_size", 4096},
+                   {"num_attention_heads", 32},
+                   {"num_hidden_layers", 1},
+                   {"max_position_embeddings", 131072},
+                   {"original_max_position_embeddings", 4096},
+                   {"rope_scaling",
+                    {{"type", "longrope"},
+                     {"short_factor", std::vector<double>(64, 1.0)},
+                     {"long_factor", std::vector<double>(64, 2.0)},
+                     {"short_mscale", 1.243},
+                     {"long_mscale", 1.243}}}};
+    const auto p = cfg(phimoe);
+    CHECK(rope_schedule(*p.layers[0].rope).base().attention_scaling == 1.243);
+    phimoe["rope_scaling"]["long_mscale"] = 1.5;
+    posenc_test::error_of([&] { static_cast<void>(cfg(phimoe)); }, "rope_scaling.short_mscale");
+  }
   SECTION("UMT5 has its own row, LongT5 is refused, Ministral 3 refuses a rope_theta its class ignores") {
     CHECK(find_hf_architecture("umt5")->per_layer_bias);
     CHECK(!find_hf_architecture("t5")->per_layer_bias);

@@ -125,7 +125,9 @@ struct architecture {
   bool gguf_reads_window = true;        ///< llama.cpp reads {arch}.attention.sliding_window for this architecture
   bool gguf_mrope_interleaved = false;  ///< llama.cpp rotates the mRoPE sections interleaved (IMROPE)
   int gguf_period_block_count = 0;      ///< llama.cpp applies the built-in pattern only at this block_count (EXAONE 4)
-  bool per_layer_bias = false;  ///< T5 buckets: every layer has its own bias table (UMT5), else layer 0's is shared
+  bool per_layer_bias = false;
+  bool longrope_mscale = false;  ///< LongRoPE magnitude from rope_scaling.short_mscale / long_mscale (Phi-MoE)  ///< T5
+                                 ///< buckets: every layer has its own bias table (UMT5), else layer 0's is shared
   /// rope_parameters the config class sets when a config has neither rope_parameters nor rope_scaling, as
   /// comma-separated key=value pairs (a value with a '.' is a number, digits an integer, else a string)
   std::string_view default_rope_parameters{};
@@ -610,8 +612,10 @@ inline constexpr std::array<architecture, 52> table{{
      .gguf_arch = "phimoe",
      .default_theta = 1000000,
      .layers = layer_rule::sliding_all,
+     .longrope_mscale = true,
      .sources = "models/phimoe/configuration_phimoe.py transformers@040e1a7e4bb4f48ff62dfbbb1f6f8eff23e894ac "
-                "(rope_theta 1e6, sliding_window None)"},
+                "(rope_theta 1e6, sliding_window None); modeling_phimoe.py (PhimoeRotaryEmbedding: the rotary "
+                "magnitude is long_mscale beyond original_max_position_embeddings, else short_mscale)"},
     {.family = "OLMoE", .hf_model_type = "olmoe", .gguf_arch = "olmoe", .sources = "models/olmoe/modeling_olmoe.py"},
 }};
 

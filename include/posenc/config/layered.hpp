@@ -659,6 +659,28 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
     every_temp = t;
   }
 
+  if (A.longrope_mscale && global && std::holds_alternative<longrope_scaling>(global->scaling)) {
+    // Phi-MoE replaces LongRoPE's magnitude by short_mscale / long_mscale, chosen by the sequence length
+    auto [sm, skey] = scaling_key("short_mscale");
+    auto [lm, lkey] = scaling_key("long_mscale");
+    if (sm || lm) {
+      if (!sm || !lm || !sm->is_number() || !lm->is_number())
+        throw config_error(sm ? lkey : skey, "absent or not a number", "short_mscale and long_mscale, both numbers");
+      if (sm->as_number() != lm->as_number())
+        throw config_error(skey, sm->to_text(),
+                           "equal to long_mscale (" + lm->to_text() +
+                               "): a magnitude that switches with the sequence length is not modelled");
+      auto& l = std::get<longrope_scaling>(global->scaling);
+      if (l.attention_factor && *l.attention_factor != sm->as_number())
+        throw config_error(skey, "contradicts attention_factor (" + sm->to_text() + " vs " +
+                                     detail::to_text(*l.attention_factor) + ")");
+      l.attention_factor = L::positive(skey, sm->as_number());
+      local = chunked = global;
+      out.warnings.erase(std::remove_if(out.warnings.begin(), out.warnings.end(),
+                                        [](const std::string& w) { return w.find("_mscale") != std::string::npos; }),
+                         out.warnings.end());
+    }
+  }
   if (found && !A.mscale2_hf) {
     L::fold_mscale(global);
     L::fold_mscale(local);
