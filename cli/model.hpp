@@ -157,6 +157,7 @@ inline std::string applied_text(const posenc::architecture& a) {
   const auto lay = [](kernels::pairing p) { return p == kernels::pairing::interleaved ? "interleaved" : "half_split"; };
   if (a.positional == positional_family::rope) {
     std::string r = std::string("RoPE ") + lay(a.hf_layout);
+    if (a.reads_rope_interleave) r += " while rope_interleave (default true), else half_split";
     if (!a.gguf_arch.empty() && a.gguf_layout != a.hf_layout) r += std::string(" (GGUF ") + lay(a.gguf_layout) + ")";
     r += ", theta " + fmt(a.default_theta) + " by default";
     add(r);
@@ -180,7 +181,8 @@ inline std::string applied_text(const posenc::architecture& a) {
   } else if (a.positional == positional_family::alibi) {
     add("ALiBi on every layer");
   } else if (a.positional == positional_family::t5_buckets) {
-    add("T5 relative buckets");
+    add(a.per_layer_bias ? "T5 relative buckets (a bias table per layer)"
+                         : "T5 relative buckets (layer 0's table, shared)");
   } else {
     add(std::string(positional_name(a.positional)) + " positions (in the embeddings; nothing in attention)");
   }
@@ -195,6 +197,13 @@ inline std::string applied_text(const posenc::architecture& a) {
     case layer_rule::max_window_layers:
       add("use_sliding_window: layers >= max_window_layers (default " + std::to_string(a.default_max_window_layers) +
           ") slide" + win);
+      break;
+    case layer_rule::alternate_below_max_window_layers:
+      add("use_sliding_window: even layers below max_window_layers (default " +
+          std::to_string(a.default_max_window_layers) + ") slide" + win);
+      break;
+    case layer_rule::use_sliding_window_all:
+      add("use_sliding_window: every layer slides" + win);
       break;
     case layer_rule::period:
       add("sliding_window_pattern (default " + std::to_string(a.default_period) + ")" + win);
@@ -224,7 +233,9 @@ inline std::string applied_text(const posenc::architecture& a) {
       add("scale attention_multiplier (default " + fmt(a.default_scale_param) + ")");
       break;
     case scale_rule::qk_head_dim:
-      add("scale qk_head_dim^-0.5 x YaRN mscale^2");
+      add(std::string("scale qk_head_dim^-0.5") + (a.mscale2_hf     ? " x YaRN mscale^2"
+                                                   : a.mscale2_gguf ? " (GGUF: x YaRN mscale^2, as llama.cpp)"
+                                                                    : ""));
       break;
     case scale_rule::mpt_softmax_scale:
       add("attn_config.softmax_scale");
@@ -265,9 +276,10 @@ inline std::string supported_markdown() {
       }
       hf += list;
     }
-    o << "| " << a.family << " | " << hf << " | " << (a.gguf_arch.empty() ? "-" : "`" + std::string(a.gguf_arch) + "`")
-      << " | " << posenc::positional_name(a.positional) << " | " << detail::applied_text(a) << " | "
-      << (a.refused.empty() ? "-" : std::string(a.refused)) << " |\n";
+    std::string gg = a.gguf_arch.empty() ? "-" : "`" + std::string(a.gguf_arch) + "`";
+    if (!a.gguf_aliases.empty()) gg += ", `" + std::string(a.gguf_aliases) + "`";  // one alias per row so far
+    o << "| " << a.family << " | " << hf << " | " << gg << " | " << posenc::positional_name(a.positional) << " | "
+      << detail::applied_text(a) << " | " << (a.refused.empty() ? "-" : std::string(a.refused)) << " |\n";
   }
   return o.str();
 }

@@ -90,7 +90,8 @@ void same(const json& got, const json& want, const std::string& key) {
   }
 }
 
-void check_config(const layered_config& cfg, const json& e, const std::string& gguf_layout) {
+void check_config(const layered_config& cfg, const json& e, const std::string& gguf_layout,
+                  const json& differs = json::object()) {
   CHECK(positional_name(cfg.positional) == e.at("positional").get<std::string>());
   CHECK(cfg.head_dim == e.at("head_dim").get<int>());
   same(cfg.final_logit_softcap ? json(*cfg.final_logit_softcap) : json(), e.at("final_logit_softcap"),
@@ -102,6 +103,8 @@ void check_config(const layered_config& cfg, const json& e, const std::string& g
     INFO("layer " << i);
     json want = kinds.at(static_cast<std::size_t>(letters[i] - 'A'));
     if (!gguf_layout.empty() && want["rope"].get<bool>()) want["layout"] = gguf_layout;
+    for (auto it = differs.begin(); it != differs.end(); ++it)
+      if (it.key() != "why") want[it.key()] = it.value();
     const json got = actual(cfg.layers[i]);
     for (auto it = want.begin(); it != want.end(); ++it) same(got.at(it.key()), it.value(), it.key());
     CHECK(got.size() == want.size());
@@ -176,7 +179,10 @@ TEST_CASE("conformance: every family, every format, the same per-layer semantics
     if (f.contains("gguf")) {
       INFO("GGUF");
       const auto c = gguf_of(f.at("gguf"));
-      check_config(load_gguf_layered(c.metadata, &c.tensors), e, f.value("gguf_layout", std::string()));
+      // where transformers and llama.cpp disagree, the file names the GGUF values and says why
+      const json differs = f.value("gguf_differs", json::object());
+      if (!differs.empty()) REQUIRE(differs.contains("why"));
+      check_config(load_gguf_layered(c.metadata, &c.tensors), e, f.value("gguf_layout", std::string()), differs);
       ++gguf;
     }
   }
@@ -241,18 +247,100 @@ TEST_CASE("loaders: what the confirmed mismatches load as now", "[conformance]")
       CHECK(l.rope);
     }
   }
-  SECTION("EXAONE 4 letter pattern: repeated over the layers, the last layer global") {
+  SECTION("EXAONE 4 letter pattern: repeated over the layers, as llama.cpp's converter reads it") {
     const auto x = cfg({{"model_type", "exaone4"},
                         {"hidden_size", 256},
                         {"num_attention_heads", 2},
                         {"num_hidden_layers", 6},
                         {"sliding_window_pattern", "LLLG"}});
-    const std::vector<bool> sliding = {true, true, true, false, true, false};
+    const std::vector<bool> sliding = {true, true, true, false, true, true};
     for (std::size_t i = 0; i < 6; ++i) {
       INFO("layer " << i);
       CHECK((x.layers[i].attention == layer_attention::sliding) == sliding[i]);
       CHECK(x.layers[i].rope.has_value() == sliding[i]);  // global layers are NoPE with a window
     }
+  }
+  SECTION("rope_interleave is read only by DeepSeek-V3 (class default true)") {
+    json v3 = {{"model_type", "deepseek_v3"}, {"hidden_size", 1024},     {"num_attention_heads", 8},
+               {"num_hidden_layers", 1},      {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64},
+               {"rope_interleave", false}};
+    CHECK(cfg(v3).layers[0].rope->layout == kernels::pairing::half_split);
+    v3.erase("rope_interleave");
+    CHECK(cfg(v3).layers[0].rope->layout == kernels::pairing::interleaved);
+    const auto c = cfg({{"model_type", "cohere"},
+                        {"hidden_size", 256},
+                        {"num_attention_heads", 2},
+                        {"num_hidden_layers", 1},
+                        {"rope_interleave", false}});
+    CHECK(c.layers[0].rope->layout == kernels::pairing::interleaved);
+    CHECK(std::any_of(c.warnings.begin(), c.warnings.end(),
+                      [](const std::string& w) { return w.find("rope_interleave") != std::string::npos; }));
+  }
+  SECTION("YaRN mscale / mscale_all_dim: a rotary magnitude everywhere, a softmax factor only for DeepSeek-V3") {
+    const json yarn = {{"rope_type", "yarn"},
+                       {"factor", 40.0},
+                       {"original_max_position_embeddings", 4096},
+                       {"mscale", 0.707},
+                       {"mscale_all_dim", 1.0}};
+    const auto l = cfg({{"model_type", "llama"},
+                        {"hidden_size", 1024},
+                        {"num_attention_heads", 8},
+                        {"num_hidden_layers", 1},
+                        {"rope_scaling", yarn}});
+    CHECK(l.layers[0].softmax_scale == 1.0 / std::sqrt(128.0));
+    const double ratio = (0.1 * 0.707 * std::log(40.0) + 1.0) / (0.1 * std::log(40.0) + 1.0);
+    CHECK(std::fabs(rope_schedule(*l.layers[0].rope).base().attention_scaling - ratio) < 1e-15);
+    const auto v3 = cfg({{"model_type", "deepseek_v3"},
+                         {"hidden_size", 1024},
+                         {"num_attention_heads", 8},
+                         {"num_hidden_layers", 1},
+                         {"qk_nope_head_dim", 128},
+                         {"qk_rope_head_dim", 64},
+                         {"rope_scaling", yarn}});
+    const double m = 0.1 * std::log(40.0) + 1.0;
+    CHECK(std::fabs(v3.layers[0].softmax_scale - m * m / std::sqrt(192.0)) < 1e-16);
+  }
+  SECTION("Phi-MoE: the LongRoPE magnitude is short_mscale / long_mscale") {
+    json phimoe = {{"model_type", "phimoe"},
+                   {"hidden_size", 4096},
+                   {"num_attention_heads", 32},
+                   {"num_hidden_layers", 1},
+                   {"max_position_embeddings", 131072},
+                   {"original_max_position_embeddings", 4096},
+                   {"rope_scaling",
+                    {{"type", "longrope"},
+                     {"short_factor", std::vector<double>(64, 1.0)},
+                     {"long_factor", std::vector<double>(64, 2.0)},
+                     {"short_mscale", 1.243},
+                     {"long_mscale", 1.243}}}};
+    const auto p = cfg(phimoe);
+    CHECK(rope_schedule(*p.layers[0].rope).base().attention_scaling == 1.243);
+    phimoe["rope_scaling"]["long_mscale"] = 1.5;
+    posenc_test::error_of([&] { static_cast<void>(cfg(phimoe)); }, "rope_scaling.short_mscale");
+  }
+  SECTION("UMT5 has its own row, LongT5 is refused, Ministral 3 refuses a rope_theta its class ignores") {
+    CHECK(find_hf_architecture("umt5")->per_layer_bias);
+    CHECK(!find_hf_architecture("t5")->per_layer_bias);
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(
+              cfg({{"model_type", "longt5"}, {"d_model", 512}, {"num_heads", 8}, {"d_kv", 64}, {"num_layers", 2}}));
+        },
+        "encoder_attention_type");
+    // without rope_parameters the class sets its YaRN default, whose rope_theta (1e6) wins over the key
+    posenc_test::error_of(
+        [&] {
+          static_cast<void>(cfg({{"model_type", "ministral3"},
+                                 {"hidden_size", 4096},
+                                 {"num_attention_heads", 32},
+                                 {"num_hidden_layers", 1},
+                                 {"rope_theta", 10000.0}}));
+        },
+        "rope_theta");
+    CHECK(find_gguf_architecture("ernie4_5-moe")->family == "ERNIE 4.5");
+    CHECK(find_gguf_architecture("qwen3vlmoe")->family == "Qwen3-VL");
+    CHECK(find_gguf_architecture("qwen35moe")->family == "Qwen3.5");
+    CHECK(find_hf_architecture("mistral3")->family == "Mistral");
   }
   SECTION("transformers v5 multimodal configs: the text model under text_config keeps its family") {
     const auto q = cfg({{"model_type", "qwen2_5_vl"},

@@ -121,11 +121,42 @@ inline bool has_key(const config_value& o, std::string_view key) {
   return e && !e->is_null();
 }
 
+/// An object from "key=value,key=value" (architecture::default_rope_parameters).
+inline config_value pairs_object(std::string_view list) {
+  config_value o = config_value::object();
+  while (!list.empty()) {
+    const auto c = list.find(',');
+    const std::string_view item = list.substr(0, c);
+    const auto eq = item.find('=');
+    const std::string key(item.substr(0, eq)), v(item.substr(eq + 1));
+    if (v.find_first_not_of("0123456789") == std::string::npos)
+      o.set(key, config_value::integer(std::stoll(v)));
+    else if (v.find_first_not_of("0123456789.-e") == std::string::npos)
+      o.set(key, config_value::number(std::stod(v)));
+    else
+      o.set(key, config_value::string(v));
+    if (c == std::string_view::npos) break;
+    list.remove_prefix(c + 1);
+  }
+  return o;
+}
+
 /// `text` with the class defaults of `a` for the keys load_hf_config reads (rope_theta, the
 /// rotated fraction, head_dim), where the config leaves them out: HF fills them in the same way.
 inline config_value with_class_defaults(const config_value& text, const architecture& a) {
   config_value t = text;
   if (a.positional != positional_family::rope || a.family.empty()) return t;  // unknown families: keys as given
+  if (!a.default_rope_parameters.empty() && !has_key(t, "rope_parameters") && !has_key(t, "rope_scaling")) {
+    config_value d = pairs_object(a.default_rope_parameters);
+    // the class default dict carries its own rope_theta, which a top-level rope_theta does not replace
+    if (const config_value* top = t.find("rope_theta");
+        top && !top->is_null() && !(top->is_number() && top->as_number() == d.find("rope_theta")->as_number()))
+      throw config_error("rope_theta", top->to_text(),
+                         "absent or " + d.find("rope_theta")->to_text() + ": without rope_parameters " +
+                             std::string(a.family) + " uses its class default rope_parameters (" +
+                             std::string(a.default_rope_parameters) + ")");
+    t.set("rope_parameters", std::move(d));
+  }
   const config_value* rp = t.find("rope_parameters");
   const bool rp_theta = rp && rp->is_object() && has_key(*rp, "rope_theta");
   if (!has_key(t, "rope_theta") && !rp_theta && !has_key(t, "rotary_emb_base"))
@@ -199,6 +230,18 @@ inline double encoder_scale_multiplier(const std::optional<rope_config>& r) {
   if (!r) return 1.0;
   if (const auto* y = std::get_if<yarn_scaling>(&r->scaling)) return yarn_softmax_scale_multiplier(*y);
   return 1.0;
+}
+
+/// For a family whose softmax scale carries no YaRN mscale² (every one but DeepSeek-V3, and llama.cpp's
+/// deepseek2 graph): a YaRN mscale / mscale_all_dim pair sets only the rotary magnitude (their ratio,
+/// modeling_rope_utils), so it is folded into attention_factor and the softmax multiplier drops to 1.
+inline void fold_mscale(std::optional<rope_config>& r) {
+  if (!r) return;
+  auto* y = std::get_if<yarn_scaling>(&r->scaling);
+  if (!y || !y->mscale_all_dim) return;
+  if (!y->attention_factor) y->attention_factor = yarn_attention_factor(*y);
+  y->mscale.reset();
+  y->mscale_all_dim.reset();
 }
 
 /// A finite positive number (a scale or a cap).
@@ -285,7 +328,11 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
       out.warnings.push_back(pre +
                              "attn_config.clip_qkv: clamps the q/k/v projections, before the attention; "
                              "not applied by posenc");
-  if (out.base.rope && found) out.base.rope->layout = top.has("rope_interleave") ? out.base.rope->layout : A.hf_layout;
+  const bool honour_interleave = top.has("rope_interleave") && (A.reads_rope_interleave || !found);
+  if (top.has("rope_interleave") && !honour_interleave)
+    out.warnings.push_back(pre + "rope_interleave: " + std::string(A.family) +
+                           " does not read it (its pair layout is fixed); ignored");
+  if (out.base.rope && found && !honour_interleave) out.base.rope->layout = A.hf_layout;
   if (top.boolean("use_bidirectional_attention").value_or(false))
     throw config_error(pre + "use_bidirectional_attention", "true",
                        "false or absent (bidirectional decoder attention, as in EmbeddingGemma, is not modelled)");
@@ -349,7 +396,8 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
   const bool reads_pattern = A.layers == layer_rule::period;
   if (pattern_v && reads_pattern) {
     if (pattern_v->is_string()) {
-      // EXAONE 4: "LLLG" — one letter per layer (L local, G global), repeated over the layers.
+      // EXAONE 4: "LLLG" — one letter per layer (L local, G global), repeated over the layers, as
+      // llama.cpp's converter reads it (transformers' config class computes only an integer period).
       const std::string& p = pattern_v->as_string();
       if (p.empty() || p.find_first_not_of("LG") != std::string::npos)
         throw config_error(pre + "sliding_window_pattern", pattern_v->to_text(),
@@ -357,7 +405,6 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
       below_n("sliding_window_pattern", static_cast<std::int64_t>(p.size()));
       sliding = std::vector<bool>(nz);
       for (std::size_t i = 0; i < nz; ++i) (*sliding)[i] = p[i % p.size()] == 'L';
-      (*sliding)[nz - 1] = false;  // Exaone4Config: the last layer is global whatever the pattern says
     } else {
       const auto period = *top.int32("sliding_window_pattern", 0);
       below_n("sliding_window_pattern", period);
@@ -366,7 +413,7 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
   } else if (pattern_v) {
     out.warnings.push_back(pre + "sliding_window_pattern: " + std::string(A.family) + " does not read it; ignored");
   }
-  const bool has_lt = top.has("layer_types");
+  const bool has_lt = top.has("layer_types") && A.layers != layer_rule::use_sliding_window_all;
   const config_value* chunk_raw = text.find("attention_chunk_size");
   std::optional<std::int64_t> chunk = top.integer("attention_chunk_size", 1, std::int64_t{1} << 53);
   if (!chunk && !chunk_raw && A.chunked) chunk = A.default_chunk;
@@ -388,6 +435,18 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
           for (int i = mwl; i < n; ++i) (*sliding)[static_cast<std::size_t>(i)] = true;
         break;
       }
+      case layer_rule::alternate_below_max_window_layers: {
+        const bool use = top.boolean("use_sliding_window").value_or(false);
+        const int mwl = top.int32("max_window_layers", 0).value_or(A.default_max_window_layers);
+        sliding = std::vector<bool>(nz, false);
+        if (use && window)
+          for (int i = 0; i < n && i < mwl; i += 2) (*sliding)[static_cast<std::size_t>(i)] = true;
+        break;
+      }
+      case layer_rule::use_sliding_window_all:
+        // the config class drops sliding_window unless use_sliding_window; then every layer slides
+        sliding = std::vector<bool>(nz, top.boolean("use_sliding_window").value_or(false) && window.has_value());
+        break;
       case layer_rule::period:
         if (!sliding && A.default_period) {
           // EXAONE 4 without a window: every layer full (its config sets the pattern to 0)
@@ -430,7 +489,13 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
   }
   if (sliding)
     for (std::size_t i = 0; i < nz; ++i) kind[i] = (*sliding)[i] ? layer_attention::sliding : layer_attention::full;
-  if (const config_value* lt = top.get("layer_types")) {
+  const config_value* lt = top.get("layer_types");
+  if (lt && A.layers == layer_rule::use_sliding_window_all) {
+    // Qwen3-MoE's attention reads config.sliding_window on every layer, never layer_types
+    out.warnings.push_back(pre + "layer_types: " + std::string(A.family) + " does not read it; ignored");
+    lt = nullptr;
+  }
+  if (lt) {
     if (!lt->is_list()) throw config_error(pre + "layer_types", lt->to_text(), "a list of layer-type names");
     detail::require(lt->items().size() == nz, pre + "layer_types", lt->items().size(),
                     "num_hidden_layers = " + std::to_string(n) + " entries");
@@ -493,7 +558,7 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
         sub.set("rope_parameters", entry);
         const model_config m = load_hf_config(sub);
         std::optional<rope_config> r = m.rope;
-        if (r && found && !top.has("rope_interleave")) r->layout = A.hf_layout;
+        if (r && found && !honour_interleave) r->layout = A.hf_layout;
         return r;
       };
       const std::string rpk = pre + "rope_parameters.";
@@ -592,6 +657,34 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
                                    .scale = beta->as_number()};
     L::check_temperature(t, pre + "rope_parameters.original_max_position_embeddings", key);
     every_temp = t;
+  }
+
+  if (A.longrope_mscale && global && std::holds_alternative<longrope_scaling>(global->scaling)) {
+    // Phi-MoE replaces LongRoPE's magnitude by short_mscale / long_mscale, chosen by the sequence length
+    auto [sm, skey] = scaling_key("short_mscale");
+    auto [lm, lkey] = scaling_key("long_mscale");
+    if (sm || lm) {
+      if (!sm || !lm || !sm->is_number() || !lm->is_number())
+        throw config_error(sm ? lkey : skey, "absent or not a number", "short_mscale and long_mscale, both numbers");
+      if (sm->as_number() != lm->as_number())
+        throw config_error(skey, sm->to_text(),
+                           "equal to long_mscale (" + lm->to_text() +
+                               "): a magnitude that switches with the sequence length is not modelled");
+      auto& l = std::get<longrope_scaling>(global->scaling);
+      if (l.attention_factor && *l.attention_factor != sm->as_number())
+        throw config_error(skey, "contradicts attention_factor (" + sm->to_text() + " vs " +
+                                     detail::to_text(*l.attention_factor) + ")");
+      l.attention_factor = L::positive(skey, sm->as_number());
+      local = chunked = global;
+      out.warnings.erase(std::remove_if(out.warnings.begin(), out.warnings.end(),
+                                        [](const std::string& w) { return w.find("_mscale") != std::string::npos; }),
+                         out.warnings.end());
+    }
+  }
+  if (found && !A.mscale2_hf) {
+    L::fold_mscale(global);
+    L::fold_mscale(local);
+    L::fold_mscale(chunked);
   }
 
   // ---- assemble ----
@@ -724,11 +817,15 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
   if (!n_opt) throw config_error(p + "block_count", "absent", "the layer count (>= 1)");
   const int n = *n_opt;
   const auto nz = static_cast<std::size_t>(n);
-  const std::optional<rope_config> global = out.base.rope;
+  std::optional<rope_config> global = out.base.rope;
+  if (found && !A.mscale2_gguf) L::fold_mscale(global);
   // llama.cpp reads a window of 0 as "no sliding window" (and, for llama4, as "no NoPE layers, no chunks")
   const auto window_key = md.integer(p + "attention.sliding_window", 0, std::int64_t{1} << 53);
   const bool window_zero = window_key && *window_key == 0;
-  const std::optional<std::int64_t> window = window_zero ? std::nullopt : window_key;
+  std::optional<std::int64_t> window = window_zero ? std::nullopt : window_key;
+  // EXAONE 4: llama.cpp sets its built-in pattern (and a window of 4096) only at one block count
+  const bool builtin_here = !A.gguf_period_block_count || n == A.gguf_period_block_count;
+  if (A.gguf_period_block_count && builtin_here && !window_key) window = A.default_window;
 
   // sliding layers
   std::optional<std::vector<bool>> sliding;
@@ -749,14 +846,14 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
                       "<= block_count = " + std::to_string(n) + " (a pattern longer than the model)");
       sliding = L::sliding_from_period(n, period);
     }
-  } else if (A.layers == layer_rule::period && A.default_period &&
+  } else if (A.layers == layer_rule::period && A.default_period && builtin_here &&
              !(A.nope == nope_rule::non_sliding_if_window && !window)) {
     sliding = L::sliding_from_period(n, A.default_period);
     out.warnings.push_back(pk + " absent: llama.cpp's built-in pattern for " + arch + " (every " +
                            std::to_string(A.default_period) + "th layer full) is used");
   } else if (A.layers == layer_rule::sliding_all && A.gguf_reads_window && window) {
     sliding = std::vector<bool>(nz, true);
-  } else if (window && found && (A.layers != layer_rule::period || !A.gguf_reads_window)) {
+  } else if (window && found && (A.layers != layer_rule::period || !A.gguf_reads_window || !builtin_here)) {
     out.warnings.push_back(p + "attention.sliding_window: llama.cpp attends fully on every " + arch +
                            " layer (it does not read the key for this architecture); ignored");
   }
@@ -780,7 +877,7 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
       throw config_error(sk, v->to_text(), "a 4th section of 0 (ggml's 4th position stream is not modelled)");
     mrope_spec ms;
     for (std::size_t i = 0; i < 3; ++i) ms.section[i] = static_cast<int>(v->items()[i].as_integer());
-    if (A.mrope_interleaved) ms.layout = mrope_layout::interleaved;
+    if (A.mrope_interleaved || A.gguf_mrope_interleaved) ms.layout = mrope_layout::interleaved;
     if (!global) throw config_error(sk, v->to_text(), "a model with RoPE");
     const int P = L::pairs_of(*global);
     try {
@@ -817,10 +914,13 @@ inline void finish_layers(layered_config& out, double base_scale, std::optional<
     for (int i = 0; i < n; ++i)
       kind[static_cast<std::size_t>(i)] = (i + 1) % iv != 0 ? layer_attention::linear : layer_attention::full;
   }
+  const bool swa_any =
+      std::any_of(kind.begin(), kind.end(), [](layer_attention a) { return a == layer_attention::sliding; });
   for (std::size_t i = 0; i < nz; ++i) {
     if (kind[i] == layer_attention::linear) use_rope[i] = false;
     if (A.nope == nope_rule::non_sliding && kind[i] != layer_attention::sliding) use_rope[i] = false;
-    if (A.nope == nope_rule::non_sliding_if_window && window && kind[i] != layer_attention::sliding)
+    // llama.cpp exaone4: RoPE iff the layer slides or the model has no sliding layer
+    if (A.nope == nope_rule::non_sliding_if_window && swa_any && kind[i] != layer_attention::sliding)
       use_rope[i] = false;
   }
   const auto ts = md.number(p + "attention.temperature_scale");
