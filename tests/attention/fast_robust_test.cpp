@@ -277,7 +277,7 @@ TEST_CASE("zero keys with a Shaw value term of another size than v: zeros, nothi
   const posenc::shaw_relative shaw(c, std::span<const double>(kt), std::span<const double>(vt));
   const std::vector<float> q(2 * 8, 0.5f), none;
   std::vector<float> out(2 * 24, -7.0f);
-  posenc::attention(cf::bthd(q.data(), 1, 1, 2, 8), cf::bthd(none.data(), 1, 0, 1, 8), cf::bthd(none.data(), 1, 0, 1, 24),
-                    vf::bthd(out.data(), 1, 1, 2, 24), shaw, {});
+  posenc::attention(cf::bthd(q.data(), 1, 1, 2, 8), cf::bthd(none.data(), 1, 0, 1, 8),
+                    cf::bthd(none.data(), 1, 0, 1, 24), vf::bthd(out.data(), 1, 1, 2, 24), shaw, {});
   for (float x : out) REQUIRE(x == 0.0f);
 }
