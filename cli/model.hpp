@@ -41,17 +41,6 @@ inline posenc::layered_config load_layered_model(const std::string& path) {
   return posenc::load_hf_layered(posenc::parse_config_json(posenc::read_text_file(path), path));
 }
 
-/// The scaling factor of a RoPE scaling, when it has one.
-inline std::optional<double> scaling_factor(const posenc::rope_scaling& s) {
-  using namespace posenc;
-  if (auto* v = std::get_if<linear_scaling>(&s)) return v->factor;
-  if (auto* v = std::get_if<dynamic_ntk_scaling>(&s)) return v->factor;
-  if (auto* v = std::get_if<yarn_scaling>(&s)) return v->factor;
-  if (auto* v = std::get_if<llama3_scaling>(&s)) return v->factor;
-  if (auto* v = std::get_if<longrope_scaling>(&s)) return v->factor;
-  return std::nullopt;
-}
-
 inline std::string opt_num(const std::optional<double>& v, bool json) {
   return v ? fmt(*v, json) : (json ? "null" : "-");
 }
@@ -100,7 +89,7 @@ inline void run_model(const arguments& a, std::ostream& out) {
           << ", \"layer_type\": " << jstr(layer_type_name(l.attention)) << ", \"rope\": " << (l.rope ? "true" : "false")
           << ", \"theta\": " << (l.rope ? fmt(l.rope->theta, true) : "null")
           << ", \"rope_type\": " << (l.rope ? jstr(scaling_type_name(l.rope->scaling)) : "null")
-          << ", \"factor\": " << (l.rope ? opt_num(scaling_factor(l.rope->scaling), true) : "null")
+          << ", \"factor\": " << (l.rope ? opt_num(posenc::scaling_factor(l.rope->scaling), true) : "null")
           << ", \"layout\": " << (l.rope ? jstr(layout_name(l.rope->layout)) : "null")
           << ", \"rotary_dim\": " << f.rotary_dim << ", \"attention_scaling\": " << fmt(f.attention_scaling, true)
           << ", \"window\": " << opt_int(l.window, true) << ", \"chunk_size\": " << opt_int(l.chunk_size, true)
@@ -132,7 +121,7 @@ inline void run_model(const arguments& a, std::ostream& out) {
     std::string r = "-";
     if (l.rope) {
       r = "theta " + fmt(l.rope->theta) + " " + scaling_type_name(l.rope->scaling);
-      if (auto f = scaling_factor(l.rope->scaling)) r += " x" + fmt(*f);
+      if (auto f = posenc::scaling_factor(l.rope->scaling)) r += " x" + fmt(*f);
       r += " " + layout_name(l.rope->layout) + " R " + std::to_string(facts[i].rotary_dim);
       if (facts[i].attention_scaling != 1) r += " M " + fmt(facts[i].attention_scaling);
     }

@@ -41,15 +41,6 @@ std::vector<std::string> files() {
   return out;
 }
 
-std::optional<double> factor_of(const rope_scaling& s) {
-  if (auto* v = std::get_if<linear_scaling>(&s)) return v->factor;
-  if (auto* v = std::get_if<dynamic_ntk_scaling>(&s)) return v->factor;
-  if (auto* v = std::get_if<yarn_scaling>(&s)) return v->factor;
-  if (auto* v = std::get_if<llama3_scaling>(&s)) return v->factor;
-  if (auto* v = std::get_if<longrope_scaling>(&s)) return v->factor;
-  return std::nullopt;
-}
-
 /// The per-layer semantics of a loaded layer, in the expected files' terms.
 json actual(const layer_spec& l) {
   json j;
@@ -57,7 +48,7 @@ json actual(const layer_spec& l) {
   j["rope"] = l.rope.has_value();
   j["theta"] = l.rope ? json(l.rope->theta) : json();
   j["rope_type"] = l.rope ? json(scaling_type_name(l.rope->scaling)) : json();
-  const auto f = l.rope ? factor_of(l.rope->scaling) : std::nullopt;
+  const auto f = l.rope ? posenc::scaling_factor(l.rope->scaling) : std::nullopt;
   j["factor"] = f ? json(*f) : json();
   j["layout"] = l.rope ? json(l.rope->layout == kernels::pairing::interleaved ? "interleaved" : "half_split") : json();
   if (l.rope) {

@@ -114,6 +114,17 @@ struct explicit_frequencies {
 using rope_scaling = std::variant<default_scaling, linear_scaling, ntk_scaling, dynamic_ntk_scaling, yarn_scaling,
                                   llama3_scaling, longrope_scaling, frequency_factors, explicit_frequencies>;
 
+/// The context-extension factor of a scaling that has one (linear, dynamic NTK, YaRN, Llama 3,
+/// LongRoPE); absent for the others.
+[[nodiscard]] inline std::optional<double> scaling_factor(const rope_scaling& s) noexcept {
+  if (const auto* v = std::get_if<linear_scaling>(&s)) return v->factor;
+  if (const auto* v = std::get_if<dynamic_ntk_scaling>(&s)) return v->factor;
+  if (const auto* v = std::get_if<yarn_scaling>(&s)) return v->factor;
+  if (const auto* v = std::get_if<llama3_scaling>(&s)) return v->factor;
+  if (const auto* v = std::get_if<longrope_scaling>(&s)) return v->factor;
+  return std::nullopt;
+}
+
 /// The two partial-rotary conventions (docs/spec.md §7.4).
 enum class partial_rotary_mode : unsigned char {
   prefix,        ///< rotate R dims with denominator R, pass the rest through (NeoX, GPT-J, HF default)
