@@ -23,6 +23,8 @@
 #include <posenc/encoders/t5.hpp>
 #include <posenc/kernels/isa.hpp>
 
+#include "read_anchor.hpp"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -167,52 +169,28 @@ void BM_anchor_fma_peak(benchmark::State& state) {
   state.counters["width"] = w512 ? 512 : 256;
 }
 
-__attribute__((target("avx512f"), noinline)) float read_loop(const float* p, std::size_t n) {
-  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-  for (std::size_t i = 0; i + 64 <= n; i += 64) {
-    s0 = _mm512_add_ps(s0, _mm512_loadu_ps(p + i));
-    s1 = _mm512_add_ps(s1, _mm512_loadu_ps(p + i + 16));
-    s2 = _mm512_add_ps(s2, _mm512_loadu_ps(p + i + 32));
-    s3 = _mm512_add_ps(s3, _mm512_loadu_ps(p + i + 48));
-  }
-  alignas(64) float r[16];
-  _mm512_store_ps(r, _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-  return r[0] + r[15];
-}
-
-__attribute__((target("avx2"), noinline)) float read_loop_avx2(const float* p, std::size_t n) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-  for (std::size_t i = 0; i + 32 <= n; i += 32) {
-    s0 = _mm256_add_ps(s0, _mm256_loadu_ps(p + i));
-    s1 = _mm256_add_ps(s1, _mm256_loadu_ps(p + i + 8));
-    s2 = _mm256_add_ps(s2, _mm256_loadu_ps(p + i + 16));
-    s3 = _mm256_add_ps(s3, _mm256_loadu_ps(p + i + 24));
-  }
-  alignas(32) float r[8];
-  _mm256_store_ps(r, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-  return r[0] + r[7];
-}
-
-/// Reads range(0) MiB (the decode K+V bytes) on range(1) threads, in 64 fixed pieces, at the
-/// widest vector width the CPU has (AVX-512, else AVX2).
+/// Reads range(0) MiB (the decode K+V bytes) on range(1) threads, in 64 fixed pieces, with the
+/// read_anchor variant of range(2) streams and range(3) bytes of prefetch distance.
 void BM_anchor_read_bw(benchmark::State& state) {
   const auto bytes = static_cast<std::size_t>(state.range(0)) << 20;
-  const int threads = static_cast<int>(state.range(1));
+  const int threads = static_cast<int>(state.range(1)), streams = static_cast<int>(state.range(2));
+  const std::ptrdiff_t prefetch = state.range(3);
   std::vector<float> buf = filled<float>(bytes / 4, 1, 3);
   const std::size_t piece = buf.size() / 64;
+  const bool w512 = have_avx512();
   for (auto _ : state) {
     float out[64];
-    const bool w512 = have_avx512();
     auto task = [&](std::ptrdiff_t i) {
-      const float* p = buf.data() + static_cast<std::size_t>(i) * piece;
-      out[i] = w512 ? read_loop(p, piece) : read_loop_avx2(p, piece);
+      out[i] = read_anchor::read(w512, streams, buf.data() + static_cast<std::size_t>(i) * piece, piece, prefetch);
     };
     pool(threads).run(64, posenc::task_ref(task));
     benchmark::DoNotOptimize(out);
   }
   state.counters["bytes/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(bytes),
                                                  benchmark::Counter::kIsRate);
+  state.counters["width"] = w512 ? 512 : 256;
 }
+
 /// A model of the fp32 decode kernel's memory order with no arithmetic: the same K/V reads and software
 /// prefetches (tile-inl.hpp: qk_by_token, pv_by_head) over a token-major [token][8 heads][128] cache in
 /// 64-token tiles, each vector added to a sum instead of multiplied. Not an anchor of any target: its
@@ -295,7 +273,7 @@ posenc::t5_bias make_t5() {
 }
 posenc::shaw_relative make_shaw() {
   const auto t = filled<double>(41 * kD, 0.5, 8), u = filled<double>(41 * kD, 0.5, 9);
-  return posenc::shaw_relative(posenc::shaw_config::symmetric(20, kD), t, u);
+  return posenc::shaw_relative(posenc::shaw_relative_config::symmetric(20, kD), t, u);
 }
 
 void BM_prefill_none(benchmark::State& s) {
@@ -419,6 +397,13 @@ void BM_decode_bf16(benchmark::State& s) {
 void BM_decode_bf16_dot(benchmark::State& s) {
   decode<posenc::bfloat16>(s, true);
 }
+/// float16 K/V (converted to fp32 in the tiles: F16C / AVX-512 conversions).
+void BM_decode_f16(benchmark::State& s) {
+  decode<posenc::float16>(s);
+}
+void BM_decode_f16_head_major(benchmark::State& s) {
+  decode<posenc::float16>(s, false, cache_layout::head_major);
+}
 /// The same calls on a head-major cache.
 void BM_decode_fp32_head_major(benchmark::State& s) {
   decode<float>(s, false, cache_layout::head_major);
@@ -432,21 +417,26 @@ void BM_decode_bf16_dot_head_major(benchmark::State& s) {
 // Debug builds (the dev preset's smoke run) use small shapes; release builds the shapes.
 #if defined(NDEBUG)
 constexpr std::int64_t kPrefill = 4096, kCached = 32768, kMiB32 = 256, kMiB16 = 128, kInCache = 512;
+constexpr std::int64_t kShort = 4096, kMiB32Short = 32, kMiB16Short = 16;
 #else
 constexpr std::int64_t kPrefill = 256, kCached = 1024, kMiB32 = 8, kMiB16 = 4, kInCache = 512;
+constexpr std::int64_t kShort = 256, kMiB32Short = 1, kMiB16Short = 1;
 #endif
 
 #if defined(__x86_64__)
 BENCHMARK(BM_anchor_fma_peak)->Unit(benchmark::kMillisecond);
 // K+V bytes of the decode shapes: fp32 256 MiB, bf16 128 MiB (32768 tokens x 8 heads x 128 x 2)
 BENCHMARK(BM_model_decode_order)->Arg(kCached)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_anchor_read_bw)
-    ->Args({kMiB32, 1})
-    ->Args({kMiB16, 1})
-    ->Args({kMiB32, 2})
-    ->Args({kMiB16, 2})
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+// Every read-loop variant (streams x prefetch) at each decode size and thread count: the best of
+// them is the limit of the decode rows of that size (scripts/attention-ratios).
+static void read_variants(benchmark::internal::Benchmark* b) {
+  for (const std::int64_t mib : {kMiB32, kMiB16, kMiB32Short, kMiB16Short})
+    for (const std::int64_t threads : {1, 2})
+      for (const int streams : read_anchor::kStreams)
+        for (const std::ptrdiff_t pf : read_anchor::kPrefetch) b->Args({mib, threads, streams, pf});
+  b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.1);
+}
+BENCHMARK(BM_anchor_read_bw)->Apply(read_variants);
 #endif
 BENCHMARK(BM_prefill_none)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_none_1thread)->Arg(kPrefill)->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -460,12 +450,15 @@ BENCHMARK(BM_prefill_sdpa)->Arg(kPrefill)->Iterations(1)->Unit(benchmark::kMilli
 // decode: kCached tokens (K+V from DRAM, against the read loop) on 1 and 2 threads, and kInCache tokens
 // (K+V in L3: about the kernel's compute rate, the other bound of the DRAM rows)
 static void decode_shapes(benchmark::internal::Benchmark* b) {
-  b->Args({kCached, 1})->Args({kCached, 2})->Args({kInCache, 1})->UseRealTime()->Unit(benchmark::kMillisecond);
+  b->Args({kCached, 1})->Args({kCached, 2})->Args({kShort, 1})->Args({kShort, 2})->Args({kInCache, 1});
+  b->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 BENCHMARK(BM_decode_fp32)->Apply(decode_shapes);
 BENCHMARK(BM_decode_fp32_softcap)->Apply(decode_shapes);
 BENCHMARK(BM_decode_fp32_softcap_saturated)->Apply(decode_shapes);
 BENCHMARK(BM_decode_bf16)->Apply(decode_shapes);
 BENCHMARK(BM_decode_bf16_dot)->Apply(decode_shapes);
+BENCHMARK(BM_decode_f16)->Apply(decode_shapes);
+BENCHMARK(BM_decode_f16_head_major)->Apply(decode_shapes);
 BENCHMARK(BM_decode_fp32_head_major)->Apply(decode_shapes);
 BENCHMARK(BM_decode_bf16_dot_head_major)->Apply(decode_shapes);
