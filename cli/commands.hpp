@@ -428,7 +428,7 @@ inline void run_alibi(const arguments& a, std::ostream& out) {
 // ------------------------------------------------------------------------------------------------ t5
 
 inline void run_t5(const arguments& a, std::ostream& out) {
-  const posenc::t5_buckets b(posenc::t5_config{
+  const posenc::t5_buckets b(posenc::t5_bias_config{
       .num_buckets = a.buckets, .max_distance = a.max_distance, .bidirectional = !a.causal, .num_heads = 1});
   // Default range: +-max_distance, capped like an explicit --relative so the output stays bounded.
   const std::int64_t half = std::min<std::int64_t>(a.max_distance, static_cast<std::int64_t>(max_list / 2) - 1);

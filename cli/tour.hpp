@@ -233,13 +233,13 @@ inline void run_tour(const arguments& a, std::ostream& out, std::ostream& err) {
   run("sinusoidal", sin_enc, "d_model 128, interleaved, base 10000", std::nullopt);
   std::vector<double> table(static_cast<std::size_t>(L * td::d_model));
   for (std::size_t i = 0; i < table.size(); ++i) table[i] = 0.5 * td::noise(4'000'000 + i);
-  const learned_absolute learned(std::span<const double>(table), L, td::d_model);
+  const learned_absolute learned({.max_len = L, .model_dim = td::d_model}, std::span<const double>(table));
   run("learned absolute", learned, "table 64 x 128 (random), error beyond it", std::nullopt);
   const rope rope_plain(rope_config{.head_dim = td::head_dim, .theta = 10000});
   run("RoPE", rope_plain, "theta 10000, half-split, R = 32", std::nullopt);
   const rope rope_yarn(rope_config{
       .head_dim = td::head_dim, .theta = 10000, .scaling = yarn_scaling{.factor = 4, .original_max_position = L}});
-  run("RoPE + YaRN", rope_yarn, "factor 4, L0 64, beta 32/1, M " + fmt(rope_yarn.frequencies().attention_scaling),
+  run("RoPE + YaRN", rope_yarn, "factor 4, L0 64, beta 32/1, M " + fmt(rope_yarn.base_frequencies().attention_scaling),
       std::nullopt);
   const xpos xpos_enc(xpos_config{.head_dim = td::head_dim});
   run("xPos", xpos_enc, "gamma 0.4, scale_base 512, interleaved, centre 0", std::nullopt);
@@ -251,9 +251,9 @@ inline void run_tour(const arguments& a, std::ostream& out, std::ostream& err) {
     for (std::size_t h = 0; h < static_cast<std::size_t>(td::heads); ++h)
       t5_table[b * td::heads + h] = -0.12 * static_cast<double>(b) * static_cast<double>(h + 1);
   const t5_bias t5_enc(
-      t5_config{.num_buckets = 32, .max_distance = 128, .bidirectional = false, .num_heads = td::heads}, t5_table);
+      t5_bias_config{.num_buckets = 32, .max_distance = 128, .bidirectional = false, .num_heads = td::heads}, t5_table);
   run("T5 bias", t5_enc, "32 buckets, max_distance 128, causal, table -0.12*b*(h+1), scale 1", 1.0);
-  const auto shaw_cfg = shaw_config::symmetric(16, td::head_dim);
+  const auto shaw_cfg = shaw_relative_config::symmetric(16, td::head_dim);
   std::vector<double> rk(static_cast<std::size_t>(33 * td::head_dim)), rv(rk.size());
   for (std::size_t i = 0; i < rk.size(); ++i) {
     rk[i] = 0.3 * td::noise(5'000'000 + i);

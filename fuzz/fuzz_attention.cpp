@@ -391,11 +391,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return with_storage(in, p, alibi({.num_heads = p.Hq}), 1.0, false), 0;
       case 3: {
         const auto t = table(r, static_cast<std::size_t>(32 * p.Hq), 8);
-        const t5_config c{.num_buckets = 32, .max_distance = 64, .bidirectional = !p.causal, .num_heads = p.Hq};
+        const t5_bias_config c{.num_buckets = 32, .max_distance = 64, .bidirectional = !p.causal, .num_heads = p.Hq};
         return with_storage(in, p, t5_bias(c, std::span<const double>(t)), 1.0, false), 0;
       }
       case 4: {
-        shaw_config c{.head_dim = p.D, .k_left = 3, .k_right = 5};
+        shaw_relative_config c{.head_dim = p.D, .k_left = 3, .k_right = 5};
         c.use_value_term = in.ConsumeBool();
         c.shared_across_heads = in.ConsumeBool();
         c.num_heads = p.Hq;
@@ -411,7 +411,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return with_storage(in, p, combine(rope({.head_dim = D}), alibi({.num_heads = p.Hq})), 1.0, true), 0;
       default: {
         const auto t = table(r, static_cast<std::size_t>(32 * p.Hq), 8);
-        const t5_config c{.num_buckets = 32, .max_distance = 64, .bidirectional = true, .num_heads = p.Hq};
+        const t5_bias_config c{.num_buckets = 32, .max_distance = 64, .bidirectional = true, .num_heads = p.Hq};
         return with_storage(in, p, combine(rope({.head_dim = D}), t5_bias(c, std::span<const double>(t))), 1.0, true),
                0;
       }

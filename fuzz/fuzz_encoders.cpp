@@ -163,10 +163,12 @@ void fuzz_learned(gen& g) {
   const bool exact = max_len > 0 && d > 0 && max_len <= 64 && d <= 64 && g.flag();
   const auto t = g.table(exact ? max_len * d : g.count(0, 64));
   learned_absolute_config c;
+  c.max_len = max_len;
+  c.model_dim = d;
   c.offset = g.flag() ? g.count(0, 4) : g.position();
   c.out_of_range = g.in.PickValueInArray(
       {out_of_range_policy::error, out_of_range_policy::clamp_to_last, out_of_range_policy::zero});
-  const learned_absolute e(std::span<const double>(t), max_len, static_cast<std::ptrdiff_t>(d), c);
+  const learned_absolute e(c, std::span<const double>(t));
   run_additive(e, g, "learned_absolute.add");
   try {
     for (double x : e.lookup(g.position())) finite("learned_absolute.lookup", x);
@@ -187,7 +189,7 @@ void run_bias(const E& e, gen& g, const char* what) {
 }
 
 void fuzz_t5(gen& g) {
-  t5_config c;
+  t5_bias_config c;
   c.num_buckets = g.small_int(0, 64);
   c.max_distance = g.small_int(0, 256);
   c.bidirectional = g.flag();
@@ -217,7 +219,7 @@ void fuzz_alibi(gen& g) {
 // ---- relative key/value: shaw ----
 
 void fuzz_shaw(gen& g) {
-  shaw_config c;
+  shaw_relative_config c;
   c.head_dim = static_cast<std::ptrdiff_t>(g.count(1, 8));
   c.k_left = g.count(0, 8);
   c.k_right = g.count(0, 8);
@@ -392,8 +394,8 @@ void run_qk_all_types(const E& e, gen& g, const char* what,
 
 void fuzz_rope(gen& g) {
   const rope e(fuzzed_rope_config(g));
-  for (double w : e.frequencies().inv_freq) finite("rope.inv_freq", w);
-  finite("rope.attention_scaling", e.frequencies().attention_scaling);
+  for (double w : e.base_frequencies().inv_freq) finite("rope.inv_freq", w);
+  finite("rope.attention_scaling", e.base_frequencies().attention_scaling);
   finite("rope.softmax_scale_multiplier", e.softmax_scale_multiplier());
   const auto f = e.at(g.position());
   for (double w : f.inv_freq) finite("rope.at.inv_freq", w);

@@ -94,13 +94,13 @@ void every_family(double atol) {
   const auto table = posenc_test::random_values(64 * d_model, 11);
   const auto t5_table = posenc_test::random_values(32 * Hq, 12);
   const auto kt = posenc_test::random_values(9 * D, 13), vt = posenc_test::random_values(9 * D, 14);
-  const posenc::learned_absolute learned(std::span<const double>(table), 64, d_model);
+  const posenc::learned_absolute learned({.max_len = 64, .model_dim = d_model}, std::span<const double>(table));
   const posenc::sinusoidal sinus({.d_model = d_model});
   const posenc::rope rope({.head_dim = static_cast<int>(D)});
   const posenc::xpos xpos({.head_dim = static_cast<int>(D), .scale_base = 16});
   const posenc::alibi alibi({.num_heads = Hq});
   const posenc::t5_bias t5({.bidirectional = false, .num_heads = Hq}, std::span<const double>(t5_table));
-  const posenc::shaw_relative shaw(posenc::shaw_config::symmetric(4, D), std::span<const double>(kt),
+  const posenc::shaw_relative shaw(posenc::shaw_relative_config::symmetric(4, D), std::span<const double>(kt),
                                    std::span<const double>(vt));
   check_layer_decode(layer, posenc::no_position{}, atol);
   check_layer_decode(layer, learned, atol);

@@ -99,7 +99,7 @@ TEST_CASE("golden e2e through the library encoders (rope, alibi, t5, shaw)", "[a
       const auto keys = flatten(c.at("inputs").at("rel_keys_table")),
                  values = flatten(c.at("inputs").at("rel_values_table"));
       const posenc::shaw_relative enc(
-          posenc::shaw_config::symmetric(p.at("max_relative_position").get<std::int64_t>(), D),
+          posenc::shaw_relative_config::symmetric(p.at("max_relative_position").get<std::int64_t>(), D),
           std::span<const double>(keys), std::span<const double>(values));
       check_case(c, enc);
     } else {
@@ -119,7 +119,7 @@ TEST_CASE("golden shaw.json attention case through shaw_relative", "[attention][
     const auto keys = flatten(c.at("inputs").at("rel_keys_table")),
                values = flatten(c.at("inputs").at("rel_values_table"));
     const posenc::shaw_relative enc(
-        posenc::shaw_config::symmetric(c.at("max_relative_position").get<std::int64_t>(), D),
+        posenc::shaw_relative_config::symmetric(c.at("max_relative_position").get<std::int64_t>(), D),
         std::span<const double>(keys), std::span<const double>(values));
     auto q = flatten(c.at("inputs").at("q")), k = flatten(c.at("inputs").at("k")), v = flatten(c.at("inputs").at("v"));
     std::vector<double> out(q.size()), w(static_cast<std::size_t>(H * S * S));
@@ -149,7 +149,7 @@ TEST_CASE("shift invariance with the library's ALiBi, T5 and Shaw", "[attention]
   const auto kt = posenc_test::random_values(7 * D, 6), vt = posenc_test::random_values(7 * D, 7);
   check_shift(posenc::alibi({.num_heads = H}));
   check_shift(posenc::t5_bias({.bidirectional = false, .num_heads = H}, std::span<const double>(table)));
-  check_shift(posenc::shaw_relative(posenc::shaw_config::symmetric(3, D), std::span<const double>(kt),
+  check_shift(posenc::shaw_relative(posenc::shaw_relative_config::symmetric(3, D), std::span<const double>(kt),
                                     std::span<const double>(vt)));
   check_shift(posenc::rope({.head_dim = static_cast<int>(D), .theta = 500000}));
 }

@@ -269,7 +269,7 @@ TEST_CASE("fast attention: a non-finite value visible to some queries of a tile 
 TEST_CASE("zero keys with a Shaw value term of another size than v: zeros, nothing read", "[attention][fast][robust]") {
   // Shaw's aV rows have head_dim elements; with no key sdpa never asks for them (nor checks their
   // size against Dv), so neither may the fast path (it built its tables from them, past their end).
-  posenc::shaw_config c{.head_dim = 8, .k_left = 2, .k_right = 2};
+  posenc::shaw_relative_config c{.head_dim = 8, .k_left = 2, .k_right = 2};
   c.use_value_term = true;
   c.num_heads = 2;
   const auto n = static_cast<std::size_t>(c.table_rows() * 8);

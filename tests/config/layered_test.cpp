@@ -86,8 +86,8 @@ TEST_CASE("layered.json Gemma 3 per-layer-type RoPE through the loader", "[layer
     REQUIRE(cfg.layers[layer].rope);
     const auto& e = c.at("expected");
     const rope r(*cfg.layers[layer].rope);
-    POSENC_CHECK_CLOSE(r.frequencies().inv_freq, e.at("inv_freq_fp64full").get<std::vector<double>>(), 0.0, 1e-13);
-    CHECK(r.frequencies().attention_scaling == e.at("attention_scaling").get<double>());
+    POSENC_CHECK_CLOSE(r.base_frequencies().inv_freq, e.at("inv_freq_fp64full").get<std::vector<double>>(), 0.0, 1e-13);
+    CHECK(r.base_frequencies().attention_scaling == e.at("attention_scaling").get<double>());
     const auto pos = c.at("positions").get<std::vector<std::int64_t>>();
     const int D = c.at("head_dim").get<int>();
     for (const char* which : {"q", "k"}) {
@@ -167,8 +167,8 @@ TEST_CASE("embedded published configs: Qwen2.5-VL, Qwen3-VL, Llama 4, gpt-oss", 
     REQUIRE(std::holds_alternative<mrope>(enc));
     const auto& m = std::get<mrope>(enc);
     CHECK(std::holds_alternative<yarn_scaling>(m.config().rope.scaling));
-    CHECK(m.frequencies() == rope_schedule(m.config().rope).base());
-    CHECK(m.frequencies().attention_scaling == Approx(0.1 * std::log(4.0) + 1).epsilon(1e-15));
+    CHECK(m.base_frequencies() == rope_schedule(m.config().rope).base());
+    CHECK(m.base_frequencies().attention_scaling == Approx(0.1 * std::log(4.0) + 1).epsilon(1e-15));
   }
   SECTION("Qwen3-VL 8B: interleaved [24, 20, 20] read from text_config") {
     const auto cfg = load_file("qwen3_vl_8b.json");
@@ -403,8 +403,8 @@ TEST_CASE("layered.json apply cases (Llama 4, gpt-oss) through the loader", "[la
     const auto& e = c.at("expected");
     if (cfg.layers.at(layer).rope) {
       const rope r(*cfg.layers[layer].rope);
-      POSENC_CHECK_CLOSE(r.frequencies().inv_freq, c.at("inv_freq_fp64full").get<std::vector<double>>(), 0.0, 1e-13);
-      CHECK(r.frequencies().attention_scaling == Approx(c.at("attention_scaling").get<double>()).epsilon(1e-13));
+      POSENC_CHECK_CLOSE(r.base_frequencies().inv_freq, c.at("inv_freq_fp64full").get<std::vector<double>>(), 0.0, 1e-13);
+      CHECK(r.base_frequencies().attention_scaling == Approx(c.at("attention_scaling").get<double>()).epsilon(1e-13));
       CHECK((r.config().layout == kernels::pairing::interleaved) == (c.at("layout") == "interleaved_complex"));
     }
     const auto P = static_cast<std::ptrdiff_t>(pos.size());

@@ -32,7 +32,7 @@ TEST_CASE("shaw: golden index matrices (queries are the last Sq keys)", "[shaw][
     INFO("case " << c.at("id").get<std::string>());
     const auto k_max = c.at("max_relative_position").get<std::int64_t>();
     const auto sq = c.at("length_q").get<std::int64_t>(), sk = c.at("length_k").get<std::int64_t>();
-    const auto cfg = shaw_config::symmetric(k_max, 2);
+    const auto cfg = shaw_relative_config::symmetric(k_max, 2);
     const auto t = iota_table(static_cast<std::size_t>(cfg.table_rows() * 2));
     const shaw_relative s(cfg, t, t);
     const auto expected = flatten(c.at("expected").at("index"));
@@ -62,7 +62,7 @@ TEST_CASE("shaw: golden attention case through a local double loop", "[shaw][gol
              v = flatten(c.at("inputs").at("v"));
   const auto tk = flatten(c.at("inputs").at("rel_keys_table")), tv = flatten(c.at("inputs").at("rel_values_table"));
   const shaw_relative s(
-      shaw_config::symmetric(c.at("max_relative_position").get<std::int64_t>(), static_cast<std::ptrdiff_t>(D)), tk,
+      shaw_relative_config::symmetric(c.at("max_relative_position").get<std::int64_t>(), static_cast<std::ptrdiff_t>(D)), tk,
       tv);
   std::vector<double> logits, weights, out, index;
   for (std::size_t h = 0; h < H; ++h) {
@@ -103,7 +103,7 @@ TEST_CASE("shaw: golden attention case through a local double loop", "[shaw][gol
 
 TEST_CASE("shaw: asymmetric clipping, sign, per-head tables", "[shaw]") {
   // CT2-style asymmetric window: distances -3..1 -> rows 0..4.
-  const shaw_config cfg{.head_dim = 1, .k_left = 3, .k_right = 1};
+  const shaw_relative_config cfg{.head_dim = 1, .k_left = 3, .k_right = 1};
   const auto t = iota_table(5);
   const shaw_relative s(cfg, t, t);
   CHECK(s.index(10, 0) == 0);   // distance -10 clipped to -3
@@ -118,7 +118,7 @@ TEST_CASE("shaw: asymmetric clipping, sign, per-head tables", "[shaw]") {
   CHECK(f.index(9, 10) == 2);  // -1
 
   // Per-head tables: head h row r holds 100 h + r.
-  const shaw_config ph{.head_dim = 1, .k_left = 1, .k_right = 1, .shared_across_heads = false, .num_heads = 3};
+  const shaw_relative_config ph{.head_dim = 1, .k_left = 1, .k_right = 1, .shared_across_heads = false, .num_heads = 3};
   std::vector<double> kt;
   for (int h = 0; h < 3; ++h)
     for (int r = 0; r < 3; ++r) kt.push_back(100.0 * h + r);
@@ -130,7 +130,7 @@ TEST_CASE("shaw: asymmetric clipping, sign, per-head tables", "[shaw]") {
 }
 
 TEST_CASE("shaw: HF BERT relative_key (unclipped, no value term)", "[shaw]") {
-  const auto cfg = shaw_config::bert_relative_key(4, 2);  // 7 rows, distance q - k + 3
+  const auto cfg = shaw_relative_config::bert_relative_key(4, 2);  // 7 rows, distance q - k + 3
   CHECK(cfg.table_rows() == 7);
   const auto t = iota_table(14);
   const std::vector<float> tf(t.begin(), t.end());
@@ -148,17 +148,17 @@ TEST_CASE("shaw: HF BERT relative_key (unclipped, no value term)", "[shaw]") {
 
 TEST_CASE("shaw: invalid configuration names the parameter", "[shaw][invalid]") {
   const auto t = iota_table(5 * 2);
-  auto make = [&](shaw_config c, std::size_t nk, std::size_t nv) {
+  auto make = [&](shaw_relative_config c, std::size_t nk, std::size_t nv) {
     return shaw_relative(c, std::span<const double>(t).first(nk), std::span<const double>(t).first(nv));
   };
-  CHECK(error_of([&] { make(shaw_config::symmetric(0, 2), 2, 2); }).find("shaw.k_right = 0") != std::string::npos);
+  CHECK(error_of([&] { make(shaw_relative_config::symmetric(0, 2), 2, 2); }).find("shaw.k_right = 0") != std::string::npos);
   CHECK(error_of([&] { make({.head_dim = 2, .k_left = -1, .k_right = 2}, 4, 4); }).find("shaw.k_left = -1") !=
         std::string::npos);
   CHECK(error_of([&] { make({.head_dim = 0, .k_left = 2, .k_right = 2}, 0, 0); }).find("shaw.head_dim = 0") !=
         std::string::npos);
-  CHECK(error_of([&] { make(shaw_config::symmetric(2, 2), 9, 10); }).find("shaw.key_table.size = 9") !=
+  CHECK(error_of([&] { make(shaw_relative_config::symmetric(2, 2), 9, 10); }).find("shaw.key_table.size = 9") !=
         std::string::npos);
-  CHECK(error_of([&] { make(shaw_config::symmetric(2, 2), 10, 8); }).find("shaw.value_table.size = 8") !=
+  CHECK(error_of([&] { make(shaw_relative_config::symmetric(2, 2), 10, 8); }).find("shaw.value_table.size = 8") !=
         std::string::npos);
   CHECK(error_of([&] {
           make({.head_dim = 2, .k_left = 2, .k_right = 2, .use_value_term = false}, 10, 10);

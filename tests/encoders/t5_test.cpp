@@ -65,7 +65,7 @@ TEST_CASE("t5: docs/spec.md §5.3 tables", "[t5]") {
 }
 
 TEST_CASE("t5: thresholds equal the float32 formula over [-1e6, 1e6], monotone in |r|", "[t5][sweep]") {
-  const std::vector<t5_config> configs{
+  const std::vector<t5_bias_config> configs{
       {.num_buckets = 32, .max_distance = 128, .bidirectional = true},
       {.num_buckets = 32, .max_distance = 128, .bidirectional = false},
       {.num_buckets = 64, .max_distance = 256, .bidirectional = true},

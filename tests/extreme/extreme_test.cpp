@@ -196,7 +196,8 @@ TEST_CASE("alibi: the bias of any two int64 positions is the true distance, roun
 
 TEST_CASE("t5: the bucket of any two int64 positions is that of the true distance", "[extreme][t5]") {
   for (const bool bidirectional : {true, false}) {
-    const posenc::t5_config c{.num_buckets = 32, .max_distance = 128, .bidirectional = bidirectional, .num_heads = 2};
+    const posenc::t5_bias_config c{
+        .num_buckets = 32, .max_distance = 128, .bidirectional = bidirectional, .num_heads = 2};
     std::vector<double> table(64);
     for (std::size_t i = 0; i < table.size(); ++i) table[i] = static_cast<double>(i);
     const posenc::t5_bias bias(c, std::span<const double>(table));
@@ -217,7 +218,7 @@ TEST_CASE("t5: the bucket of any two int64 positions is that of the true distanc
 
 TEST_CASE("shaw: the table row of any two int64 positions is the clipped true distance", "[extreme][shaw]") {
   for (const auto sign : {posenc::shaw_sign::key_minus_query, posenc::shaw_sign::query_minus_key}) {
-    posenc::shaw_config c = posenc::shaw_config::symmetric(3, 2);
+    posenc::shaw_relative_config c = posenc::shaw_relative_config::symmetric(3, 2);
     c.sign = sign;
     const std::vector<double> table(static_cast<std::size_t>(c.table_rows() * 2), 1.0);
     const posenc::shaw_relative s(c, table, table);
@@ -230,7 +231,7 @@ TEST_CASE("shaw: the table row of any two int64 positions is the clipped true di
       }
   }
   // Unclipped (BERT relative_key): distances beyond the int64 range are reported, never wrapped into range.
-  const posenc::shaw_config bert = posenc::shaw_config::bert_relative_key(4, 2);
+  const posenc::shaw_relative_config bert = posenc::shaw_relative_config::bert_relative_key(4, 2);
   const std::vector<double> kt(static_cast<std::size_t>(bert.table_rows() * 2), 1.0);
   const posenc::shaw_relative s(bert, kt, {});
   const std::vector<std::int64_t> q{kMax}, k{kMin}, near{kMax - 3};
@@ -238,7 +239,8 @@ TEST_CASE("shaw: the table row of any two int64 positions is the clipped true di
   error_of([&] { s.check_positions(k, q); }, "shaw.relative_distance");
   CHECK_NOTHROW(s.check_positions(q, near));
   // Table sizes whose product overflows.
-  posenc::shaw_config huge = posenc::shaw_config::symmetric(std::int64_t{1} << 40, std::ptrdiff_t{1} << 40);
+  posenc::shaw_relative_config huge =
+      posenc::shaw_relative_config::symmetric(std::int64_t{1} << 40, std::ptrdiff_t{1} << 40);
   error_of([&] { posenc::shaw_relative r(huge, std::span<const double>{}, std::span<const double>{}); },
            "shaw.key_table.size");
 }
@@ -247,11 +249,13 @@ TEST_CASE("shaw: the table row of any two int64 positions is the clipped true di
 
 TEST_CASE("learned_absolute: positions at the int64 edges follow the out-of-range policy", "[extreme][learned]") {
   const std::vector<double> table = {1, 2, 3, 4, 5, 6};  // [3, 2]
-  const posenc::learned_absolute err(std::span<const double>(table), 3, 2, {.offset = 2});
-  const posenc::learned_absolute clamp(std::span<const double>(table), 3, 2,
-                                       {.offset = 2, .out_of_range = posenc::out_of_range_policy::clamp_to_last});
-  const posenc::learned_absolute zero(std::span<const double>(table), 3, 2,
-                                      {.offset = 2, .out_of_range = posenc::out_of_range_policy::zero});
+  const posenc::learned_absolute err({.max_len = 3, .model_dim = 2, .offset = 2}, std::span<const double>(table));
+  const posenc::learned_absolute clamp(
+      {.max_len = 3, .model_dim = 2, .offset = 2, .out_of_range = posenc::out_of_range_policy::clamp_to_last},
+      std::span<const double>(table));
+  const posenc::learned_absolute zero(
+      {.max_len = 3, .model_dim = 2, .offset = 2, .out_of_range = posenc::out_of_range_policy::zero},
+      std::span<const double>(table));
   CHECK(err.lookup(0)[0] == 5);
   for (const auto p : {std::int64_t{1}, kMax - 2, kMax - 1, kMax}) {
     INFO(p);

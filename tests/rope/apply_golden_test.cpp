@@ -85,7 +85,7 @@ TEST_CASE("rope_apply rotate_half golden cases", "[rope][golden][apply]") {
         posenc_test::golden_case(configs, c.at("config_case").get<std::string>()).at("config"));
     const rope schedule_enc(cfg);
     REQUIRE(schedule_enc.rotary_dim() == a.rotary_dim);
-    CHECK(schedule_enc.frequencies().attention_scaling ==
+    CHECK(schedule_enc.base_frequencies().attention_scaling ==
           Approx(c.at("attention_scaling").get<double>()).epsilon(1e-13));
 
     // 1. exact mode, double storage, fp64 frequencies -> the promoted-to-fp64 reference.
@@ -117,12 +117,12 @@ TEST_CASE("rope_apply rotate_half golden cases", "[rope][golden][apply]") {
     check_rows(qr, flatten(e.at("q_out_fp32")), a, 2e-6, 0.0);
     check_rows(kr, flatten(e.at("k_out_fp32")), a, 2e-6, 0.0);
     // the cos/sin rows themselves (duplicated [phi, phi] in HF; our table keeps P values)
-    const cos_sin_table<float> tab(ref_enc.frequencies(), 0, 1, angle_mode::reference_fp32);
+    const cos_sin_table<float> tab(ref_enc.base_frequencies(), 0, 1, angle_mode::reference_fp32);
     const auto cos32 = flatten(e.at("cos_fp32"));
     const auto sin32 = flatten(e.at("sin_fp32"));
     const auto P = static_cast<std::size_t>(a.rotary_dim / 2);
     for (std::size_t r = 0; r < a.positions.size(); ++r) {
-      const cos_sin_table<float> row(ref_enc.frequencies(), a.positions[r], 1, angle_mode::reference_fp32);
+      const cos_sin_table<float> row(ref_enc.base_frequencies(), a.positions[r], 1, angle_mode::reference_fp32);
       for (std::size_t j = 0; j < P; ++j) {
         CHECK(std::fabs(row.cos_row(a.positions[r])[j] - cos32[r * 2 * P + j]) <= 2e-6);
         CHECK(std::fabs(row.sin_row(a.positions[r])[j] - sin32[r * 2 * P + j]) <= 2e-6);
@@ -162,7 +162,7 @@ TEST_CASE("rope_apply GPT-J interleaved golden cases", "[rope][golden][apply]") 
     const auto sinh = flatten(e.at("sin_half_fp64full"));
     const auto P = static_cast<std::size_t>(a.rotary_dim / 2);
     for (std::size_t r = 0; r < a.positions.size(); ++r) {
-      const cos_sin_table<double> row(enc.frequencies(), a.positions[r], 1);
+      const cos_sin_table<double> row(enc.base_frequencies(), a.positions[r], 1);
       for (std::size_t j = 0; j < P; ++j) {
         CHECK(row.cos_row(a.positions[r])[j] == Approx(cosh[r * P + j]).margin(1e-12));
         CHECK(row.sin_row(a.positions[r])[j] == Approx(sinh[r * P + j]).margin(1e-12));
@@ -182,7 +182,7 @@ TEST_CASE("reference_fp32 from the config alone reproduces HF fp32 inv_freq and 
     auto cfg = posenc_test::rope_config_from_hf(c.at("config"));
     cfg.angles = angle_mode::reference_fp32;
     const rope enc(cfg);
-    CHECK(enc.frequencies().inv_freq == flatten(c.at("expected").at("inv_freq_fp32")));  // bit for bit
+    CHECK(enc.base_frequencies().inv_freq == flatten(c.at("expected").at("inv_freq_fp32")));  // bit for bit
   }
   const auto file = posenc_test::load_golden("rope_apply.json");
   int n = 0;

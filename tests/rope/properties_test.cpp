@@ -70,7 +70,7 @@ std::vector<rope_config> static_configs() {
 TEST_CASE("norm preservation with M = 1 (float and double storage)", "[rope][property]") {
   for (const auto& c : static_configs()) {
     const rope r(c);
-    if (r.frequencies().attention_scaling != 1.0) continue;
+    if (r.base_frequencies().attention_scaling != 1.0) continue;
     INFO("scaling " << c.scaling.index() << " D " << c.head_dim);
     const std::vector<std::int64_t> pos{0, 1, 100, 65535, -7, 1 << 30};
     const auto x = random_vec(pos.size() * 2 * static_cast<std::size_t>(c.head_dim), 1);
@@ -111,19 +111,19 @@ TEST_CASE("inverse o forward = identity (also with M != 1); delta(d) o forward(p
           "[rope][property]") {
   for (const auto& c : static_configs()) {
     const rope r(c);
-    INFO("scaling " << c.scaling.index() << " M " << r.frequencies().attention_scaling);
+    INFO("scaling " << c.scaling.index() << " M " << r.base_frequencies().attention_scaling);
     const std::vector<std::int64_t> pos{0, 3, 4097, 1 << 20, -5};
     const auto x = random_vec(pos.size() * 3 * static_cast<std::size_t>(c.head_dim), 4);
     std::vector<double> y = x;
     auto view = tensor_view<double>::bthd(y.data(), 1, 5, 3, c.head_dim);
-    r.rotate(view, pos, r.frequencies());
-    r.rotate(view, pos, r.frequencies(), kernels::rotation::inverse);
+    r.rotate(view, pos, r.base_frequencies());
+    r.rotate(view, pos, r.base_frequencies(), kernels::rotation::inverse);
     POSENC_CHECK_CLOSE(y, x, 1e-14, 0.0);
 
     std::vector<float> yf(x.begin(), x.end());
     auto vf = tensor_view<float>::bthd(yf.data(), 1, 5, 3, c.head_dim);
     r.transform_k(vf, pos);
-    r.rotate(vf, pos, r.frequencies(), kernels::rotation::inverse);
+    r.rotate(vf, pos, r.base_frequencies(), kernels::rotation::inverse);
     POSENC_CHECK_CLOSE(yf, x, 1e-6, 0.0);
 
     const std::vector<std::int64_t> delta{7, -3, 100, 1 << 20, 0};
@@ -132,7 +132,7 @@ TEST_CASE("inverse o forward = identity (also with M != 1); delta(d) o forward(p
     std::vector<double> z = x;
     auto zv = tensor_view<double>::bthd(z.data(), 1, 5, 3, c.head_dim);
     r.transform_k(zv, pos);
-    r.rotate_delta(zv, delta, r.frequencies());
+    r.rotate_delta(zv, delta, r.base_frequencies());
     POSENC_CHECK_CLOSE(z, fwd(r, x, moved, 3), 1e-13, 0.0);
   }
 }
@@ -187,9 +187,9 @@ TEST_CASE("length-dependent schedules pick frequencies from max(positions) + 1 (
       r.rotate(tensor_view<double>::bthd(b.data(), 1, 3, 1, 16), pos, r.at(last + 1));
       CHECK(a == b);
       if (last + 1 <= 64)
-        CHECK(r.at(last + 1) == r.frequencies());
+        CHECK(r.at(last + 1) == r.base_frequencies());
       else
-        CHECK_FALSE(r.at(last + 1).inv_freq == r.frequencies().inv_freq);
+        CHECK_FALSE(r.at(last + 1).inv_freq == r.base_frequencies().inv_freq);
     }
   }
 }
@@ -248,7 +248,7 @@ TEST_CASE("bfloat16 / float16 storage vs float within the storage rounding bound
   const rope r(rope_config{.head_dim = 64, .scaling = yarn_scaling{.factor = 4, .original_max_position = 64}});
   const std::vector<std::int64_t> pos{0, 17, 4096, 1 << 20};
   auto x = random_vec(4 * 64, 10);
-  const double M = r.frequencies().attention_scaling;
+  const double M = r.base_frequencies().attention_scaling;
   auto run16 = [&](auto tag, double bound) {
     using H = decltype(tag);
     std::vector<H> h;
@@ -270,7 +270,7 @@ TEST_CASE("bfloat16 / float16 storage vs float within the storage rounding bound
 TEST_CASE("table path equals on-the-fly path, inside and outside the table", "[rope][property][table]") {
   const rope r(
       rope_config{.head_dim = 32, .theta = 1e6, .scaling = yarn_scaling{.factor = 8, .original_max_position = 256}});
-  const cos_sin_table<float> tab(r.frequencies(), 100, 50);
+  const cos_sin_table<float> tab(r.base_frequencies(), 100, 50);
   CHECK(tab.contains(100));
   CHECK(tab.contains(149));
   CHECK_FALSE(tab.contains(150));
@@ -281,7 +281,7 @@ TEST_CASE("table path equals on-the-fly path, inside and outside the table", "[r
   r.transform_q(tensor_view<float>::bthd(a.data(), 1, 6, 2, 32), pos);
   r.rotate(tensor_view<float>::bthd(b.data(), 1, 6, 2, 32), pos, tab);
   CHECK(a == b);
-  CHECK_THROWS_AS(cos_sin_table<float>(r.frequencies(), 0, -1), config_error);
+  CHECK_THROWS_AS(cos_sin_table<float>(r.base_frequencies(), 0, -1), config_error);
 }
 
 TEST_CASE("every angle_source gives the same bits: table rows in place, copied, on the fly",
@@ -289,7 +289,7 @@ TEST_CASE("every angle_source gives the same bits: table rows in place, copied, 
   for (auto layout : {kernels::pairing::half_split, kernels::pairing::interleaved}) {
     for (auto mode : {angle_mode::exact, angle_mode::reference_fp32}) {
       const rope r(rope_config{.head_dim = 64, .rotary_dim = 48, .theta = 5e5, .layout = layout, .angles = mode});
-      const cos_sin_table<float> tab(r.frequencies(), 10, 300, mode);
+      const cos_sin_table<float> tab(r.base_frequencies(), 10, 300, mode);
       // inside: every position covered (rows read in place); mixed: some outside (rows copied);
       // consecutive per batch (rows read at a stride), up to the table's last row; almost: one
       // batch consecutive but for one token, past the table's end, or with the right first and
@@ -331,7 +331,7 @@ TEST_CASE("every angle_source gives the same bits: table rows in place, copied, 
   // decode: one token per batch, each at its own position (one strided call per batch)
   {
     const rope r(rope_config{.head_dim = 64, .theta = 5e5});
-    const cos_sin_table<float> tab(r.frequencies(), 0, 4096);
+    const cos_sin_table<float> tab(r.base_frequencies(), 0, 4096);
     for (const std::vector<std::int64_t>& pos :
          {std::vector<std::int64_t>{4095, 7}, std::vector<std::int64_t>{0, 4096}}) {
       const auto x = random_vec(2 * 1 * 5 * 64, 9);
@@ -344,7 +344,7 @@ TEST_CASE("every angle_source gives the same bits: table rows in place, copied, 
   }
   // bf16 rows, table against on the fly, and the automatic rule
   const rope r(rope_config{.head_dim = 32});
-  const cos_sin_table<float> tab(r.frequencies(), 0, 64);
+  const cos_sin_table<float> tab(r.base_frequencies(), 0, 64);
   std::vector<bfloat16> h(8 * 2 * 32), g;
   for (std::size_t i = 0; i < h.size(); ++i) h[i] = bfloat16(static_cast<float>(i % 17) / 8.f - 1.f);
   g = h;
@@ -360,10 +360,10 @@ TEST_CASE("every angle_source gives the same bits: table rows in place, copied, 
 TEST_CASE("accuracy sweep: float rows within 2e-7 of exact near 2^16, 2^20, 2^24, 2^31", "[rope][accuracy]") {
   for (double theta : {1e4, 5e5, 1e6}) {
     const rope r(rope_config{.head_dim = 128, .theta = theta});
-    const auto& w = r.frequencies().inv_freq;
+    const auto& w = r.base_frequencies().inv_freq;
     for (int e : {16, 20, 24, 31}) {
       const std::int64_t first = (std::int64_t{1} << e) - 40;
-      const cos_sin_table<float> tab(r.frequencies(), first, 80);
+      const cos_sin_table<float> tab(r.base_frequencies(), first, 80);
       double worst = 0;
       for (std::int64_t p = first; p < first + 80; ++p) {
         for (int k = 0; k < 64; ++k) {

@@ -257,7 +257,7 @@ inline config_value merged_scaling(const config_value* scaling, const config_val
   }
   if (rotary_dim && factor) {
     // Compared as doubles: a huge factor must not reach a float-to-integer conversion (UB).
-    const double implied = std::floor(rc.head_dim * *factor);
+    const double implied = std::floor(static_cast<double>(rc.head_dim) * *factor);
     if (implied != static_cast<double>(*rotary_dim))
       throw config_error("rotary_dim", "contradicts partial_rotary_factor (" + detail::to_text(*rotary_dim) + " vs " +
                                            detail::to_text(rc.head_dim) + " * " + detail::to_text(*factor) + ")");

@@ -95,8 +95,8 @@ struct layered_config {
   std::optional<mrope_spec> mrope{};
   bool attention_sinks = false;  ///< learned per-head sink logits in the softmax (gpt-oss)
   positional_family positional = positional_family::none;
-  std::string family;  ///< the architecture-table row ("" when the model type is not in the table)
-  int head_dim = 0;    ///< per-head q/k width (0 when the config does not say)
+  std::string family;           ///< the architecture-table row ("" when the model type is not in the table)
+  std::ptrdiff_t head_dim = 0;  ///< per-head q/k width (0 when the config does not say)
   std::optional<double> final_logit_softcap{};  ///< Gemma 2 final_logit_softcapping (on the LM logits)
   std::vector<std::string> warnings;
 };

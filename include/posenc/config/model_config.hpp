@@ -37,8 +37,8 @@ struct model_config {
 
   /// T5 relative-position buckets (HF relative_attention_num_buckets / _max_distance).
   struct t5_params {
-    int num_buckets = 32;
-    int max_distance = 128;
+    std::ptrdiff_t num_buckets = 32;
+    std::ptrdiff_t max_distance = 128;
     friend bool operator==(const t5_params&, const t5_params&) = default;
   };
   std::optional<t5_params> t5;

@@ -38,12 +38,12 @@ enum class alibi_mode : unsigned char {
 
 /// Configuration of `alibi`. Defaults: the paper (max_bias 8), symmetric form.
 struct alibi_config {
-  std::int64_t num_heads = 8;  ///< total heads of the model (slopes depend on it)
-  double max_bias = 8.0;       ///< MPT attn_config.alibi_bias_max; GGUF {arch}.attention.max_alibi_bias
+  std::ptrdiff_t num_heads = 8;  ///< total heads of the model (slopes depend on it)
+  double max_bias = 8.0;         ///< MPT attn_config.alibi_bias_max; GGUF {arch}.attention.max_alibi_bias
   alibi_mode mode = alibi_mode::symmetric;
   /// Tensor parallelism: this encoder serves global heads [head_start, head_start + local_heads).
-  std::int64_t head_start = 0;
-  std::optional<std::int64_t> local_heads = std::nullopt;  ///< nullopt = num_heads - head_start
+  std::ptrdiff_t head_start = 0;
+  std::optional<std::ptrdiff_t> local_heads = std::nullopt;  ///< nullopt = num_heads - head_start
   /// Per-head slope override (num_heads finite values, global head order); empty = the formula.
   std::vector<double> slopes = {};
 };
@@ -63,11 +63,11 @@ inline void alibi_pow2_slopes(std::int64_t p, double max_bias, std::int64_t firs
 /// with c = 2^floor(log2 n), the c slopes of c heads followed by the even-indexed slopes of 2c heads
 /// (ofirpress `get_slopes`, HF BLOOM, vLLM, ggml, CT2, MLX all agree). Throws config_error for
 /// num_heads <= 0 or max_bias not finite and > 0.
-[[nodiscard]] inline std::vector<double> alibi_slopes(std::int64_t num_heads, double max_bias = 8.0) {
-  detail::require(num_heads > 0 && num_heads <= (std::int64_t{1} << 24), "alibi.num_heads", num_heads, "[1, 2^24]");
+[[nodiscard]] inline std::vector<double> alibi_slopes(std::ptrdiff_t num_heads, double max_bias = 8.0) {
+  detail::require(num_heads > 0 && num_heads <= (std::ptrdiff_t{1} << 24), "alibi.num_heads", num_heads, "[1, 2^24]");
   detail::require(std::isfinite(max_bias) && max_bias > 0, "alibi.max_bias", max_bias,
                   "a finite number > 0 (0 means ALiBi off: do not build the encoder)");
-  std::int64_t c = 1;
+  std::ptrdiff_t c = 1;
   while (c * 2 <= num_heads) c *= 2;
   std::vector<double> s;
   s.reserve(static_cast<std::size_t>(num_heads));
@@ -86,7 +86,7 @@ class alibi {
       all = alibi_slopes(config.num_heads, config.max_bias);
     } else {
       detail::require(config.num_heads > 0, "alibi.num_heads", config.num_heads, "> 0");
-      detail::require(static_cast<std::int64_t>(config.slopes.size()) == config.num_heads, "alibi.slopes.size",
+      detail::require(static_cast<std::ptrdiff_t>(config.slopes.size()) == config.num_heads, "alibi.slopes.size",
                       config.slopes.size(), "num_heads = " + std::to_string(config.num_heads));
       for (const double m : config.slopes)  // |m| <= 2^960: m times any int64 distance (< 2^64) stays finite
         detail::require(std::isfinite(m) && std::fabs(m) <= 0x1p960, "alibi.slopes", m, "finite values, |m| <= 2^960");
@@ -94,7 +94,7 @@ class alibi {
     }
     detail::require(config.head_start >= 0 && config.head_start < config.num_heads, "alibi.head_start",
                     config.head_start, "[0, num_heads = " + std::to_string(config.num_heads) + ")");
-    const std::int64_t local = config.local_heads.value_or(config.num_heads - config.head_start);
+    const std::ptrdiff_t local = config.local_heads.value_or(config.num_heads - config.head_start);
     detail::require(local > 0 && local <= config.num_heads - config.head_start, "alibi.local_heads", local,
                     "[1, num_heads - head_start = " + std::to_string(config.num_heads - config.head_start) + "]");
     local_heads_ = local;
@@ -104,9 +104,9 @@ class alibi {
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "alibi"; }
   /// Heads served by this encoder (local_heads).
-  [[nodiscard]] std::ptrdiff_t num_heads() const noexcept { return static_cast<std::ptrdiff_t>(local_heads_); }
-  [[nodiscard]] std::int64_t total_heads() const noexcept { return total_heads_; }
-  [[nodiscard]] std::int64_t head_start() const noexcept { return head_start_; }
+  [[nodiscard]] std::ptrdiff_t num_heads() const noexcept { return local_heads_; }
+  [[nodiscard]] std::ptrdiff_t total_heads() const noexcept { return total_heads_; }
+  [[nodiscard]] std::ptrdiff_t head_start() const noexcept { return head_start_; }
   [[nodiscard]] alibi_mode mode() const noexcept { return mode_; }
   /// The slopes of the served heads (local head h = global head head_start + h).
   [[nodiscard]] std::span<const double> slopes() const noexcept { return *slopes_; }
@@ -143,7 +143,7 @@ class alibi {
 
  private:
   alibi_mode mode_;
-  std::int64_t head_start_ = 0, local_heads_ = 0, total_heads_ = 0;
+  std::ptrdiff_t head_start_ = 0, local_heads_ = 0, total_heads_ = 0;
   std::shared_ptr<const std::vector<double>> slopes_;
 };
 

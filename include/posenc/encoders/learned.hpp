@@ -29,6 +29,8 @@ enum class out_of_range_policy : unsigned char {
 
 /// Configuration of learned_absolute. Reference defaults: GPT-2/BERT (offset 0, error).
 struct learned_absolute_config {
+  std::ptrdiff_t max_len = 0;    ///< rows of the table (required, >= 1): HF max_position_embeddings
+  std::ptrdiff_t model_dim = 0;  ///< values per row, d_model (required, >= 1)
   /// Row = position + offset. GPT-2/BERT 0; OPT 2; fairseq/RoBERTa padding_idx + 1.
   std::int64_t offset = 0;
   out_of_range_policy out_of_range = out_of_range_policy::error;
@@ -37,18 +39,16 @@ struct learned_absolute_config {
 /// Learned absolute position embedding (hook: additive). Immutable; copies share the table.
 class learned_absolute {
  public:
-  /// `table`: row-major [max_len, d_model] (size must be max_len * d_model). Throws config_error
-  /// for max_len <= 0, d_model <= 0, a size mismatch or an offset outside [0, max_len).
-  learned_absolute(std::span<const float> table, std::int64_t max_len, std::ptrdiff_t d_model,
-                   learned_absolute_config config = {})
-      : learned_absolute(adopt{}, {table.begin(), table.end()}, max_len, d_model, config) {}
-  learned_absolute(std::span<const double> table, std::int64_t max_len, std::ptrdiff_t d_model,
-                   learned_absolute_config config = {})
-      : learned_absolute(adopt{}, {table.begin(), table.end()}, max_len, d_model, config) {}
+  /// `table`: row-major [max_len, model_dim] (size must be max_len * model_dim). Throws config_error
+  /// for max_len <= 0, model_dim <= 0, a size mismatch or an offset outside [0, max_len).
+  learned_absolute(learned_absolute_config config, std::span<const float> table)
+      : learned_absolute(adopt{}, config, {table.begin(), table.end()}) {}
+  learned_absolute(learned_absolute_config config, std::span<const double> table)
+      : learned_absolute(adopt{}, config, {table.begin(), table.end()}) {}
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "learned_absolute"; }
   [[nodiscard]] std::ptrdiff_t model_dim() const noexcept { return d_; }
-  [[nodiscard]] std::int64_t max_len() const noexcept { return max_len_; }
+  [[nodiscard]] std::ptrdiff_t max_len() const noexcept { return max_len_; }
   [[nodiscard]] const learned_absolute_config& config() const noexcept { return config_; }
 
   /// Raw table row `r` (not offset), d_model values. Throws config_error unless 0 <= r < max_len.
@@ -102,15 +102,15 @@ class learned_absolute {
 
  private:
   struct adopt {};
-  learned_absolute(adopt, std::vector<double> table, std::int64_t max_len, std::ptrdiff_t d_model,
-                   learned_absolute_config config)
-      : max_len_(max_len), d_(d_model), config_(config) {
+  learned_absolute(adopt, learned_absolute_config config, std::vector<double> table)
+      : max_len_(config.max_len), d_(config.model_dim), config_(config) {
+    const std::ptrdiff_t max_len = config.max_len, d = config.model_dim;
     detail::require(max_len > 0, "learned_absolute.max_len", max_len, "> 0");
-    detail::require(d_model > 0, "learned_absolute.d_model", d_model, "> 0");
-    detail::require(static_cast<std::int64_t>(table.size()) / d_model == max_len &&
-                        static_cast<std::int64_t>(table.size()) % d_model == 0,
-                    "learned_absolute.table.size", table.size(),
-                    "max_len * d_model = " + std::to_string(max_len) + " * " + std::to_string(d_model));
+    detail::require(d > 0, "learned_absolute.model_dim", d, "> 0");
+    detail::require(
+        static_cast<std::ptrdiff_t>(table.size()) / d == max_len && static_cast<std::ptrdiff_t>(table.size()) % d == 0,
+        "learned_absolute.table.size", table.size(),
+        "max_len * model_dim = " + std::to_string(max_len) + " * " + std::to_string(d));
     detail::require(config.offset >= 0 && config.offset < max_len, "learned_absolute.offset", config.offset,
                     "[0, max_len = " + std::to_string(max_len) + ")");
     table_ = std::make_shared<const std::vector<double>>(std::move(table));
@@ -121,7 +121,7 @@ class learned_absolute {
   }
 
   std::shared_ptr<const std::vector<double>> table_;
-  std::int64_t max_len_;
+  std::ptrdiff_t max_len_;
   std::ptrdiff_t d_;
   learned_absolute_config config_;
 };

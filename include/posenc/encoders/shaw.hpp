@@ -32,7 +32,7 @@ enum class shaw_sign : unsigned char {
 
 /// Configuration of shaw_relative. Defaults: tensor2tensor `transformer_relative`
 /// (max_relative_position 20, key and value terms, one table pair shared by all heads).
-struct shaw_config {
+struct shaw_relative_config {
   std::ptrdiff_t head_dim = 64;
   std::int64_t k_left = 20;   ///< most negative distance kept (table row 0 = distance -k_left)
   std::int64_t k_right = 20;  ///< most positive distance kept (last row = distance +k_right)
@@ -46,12 +46,13 @@ struct shaw_config {
   std::ptrdiff_t num_heads = 1;     ///< heads covered by per-head tables (ignored when shared)
 
   /// Shaw et al. / tensor2tensor with `max_relative_position = k_max`.
-  [[nodiscard]] static shaw_config symmetric(std::int64_t k_max, std::ptrdiff_t head_dim) {
+  [[nodiscard]] static shaw_relative_config symmetric(std::int64_t k_max, std::ptrdiff_t head_dim) {
     return {.head_dim = head_dim, .k_left = k_max, .k_right = k_max};
   }
   /// HF BERT `position_embedding_type = "relative_key"`: distance pos_q - pos_k indexes a table of
   /// 2 * max_position_embeddings - 1 rows, no clipping, no value term.
-  [[nodiscard]] static shaw_config bert_relative_key(std::int64_t max_position_embeddings, std::ptrdiff_t head_dim) {
+  [[nodiscard]] static shaw_relative_config bert_relative_key(std::int64_t max_position_embeddings,
+                                                              std::ptrdiff_t head_dim) {
     return {.head_dim = head_dim,
             .k_left = max_position_embeddings - 1,
             .k_right = max_position_embeddings - 1,
@@ -64,7 +65,7 @@ struct shaw_config {
 };
 
 /// Validates every field; throws config_error naming the first bad one.
-inline void validate(const shaw_config& c) {
+inline void validate(const shaw_relative_config& c) {
   detail::require(c.head_dim > 0, "shaw.head_dim", c.head_dim, "> 0");
   constexpr std::int64_t lim = std::int64_t{1} << 40;
   detail::require(c.k_left >= 0 && c.k_left <= lim, "shaw.k_left", c.k_left, "[0, 2^40]");
@@ -80,21 +81,21 @@ class shaw_relative {
   /// `key_table`, `value_table`: row-major [rows, head_dim] (shared) or [num_heads, rows,
   /// head_dim] (per head), rows = k_left + k_right + 1, copied in. `value_table` must be empty when
   /// use_value_term is false. Throws config_error for an invalid config or a size mismatch.
-  shaw_relative(shaw_config config, std::span<const double> key_table, std::span<const double> value_table)
+  shaw_relative(shaw_relative_config config, std::span<const double> key_table, std::span<const double> value_table)
       : config_(config) {
     init(key_table, value_table);
   }
-  shaw_relative(shaw_config config, std::span<const float> key_table, std::span<const float> value_table)
+  shaw_relative(shaw_relative_config config, std::span<const float> key_table, std::span<const float> value_table)
       : config_(config) {
     init(key_table, value_table);
   }
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "shaw_relative"; }
   [[nodiscard]] std::ptrdiff_t head_dim() const noexcept { return config_.head_dim; }
-  [[nodiscard]] const shaw_config& config() const noexcept { return config_; }
+  [[nodiscard]] const shaw_relative_config& config() const noexcept { return config_; }
 
   /// Table row for a query at pos_q and a key at pos_k: the (clipped) distance plus k_left, in
-  /// [0, k_left + k_right]. noexcept; see shaw_config::clip for unclipped distances out of range.
+  /// [0, k_left + k_right]. noexcept; see shaw_relative_config::clip for unclipped distances out of range.
   [[nodiscard]] std::int64_t index(std::int64_t pos_q, std::int64_t pos_k) const noexcept {
     // Saturated: clamping into [-k_left, k_right] gives the same row as the true distance would.
     const std::int64_t d = config_.sign == shaw_sign::key_minus_query ? detail::saturating_difference(pos_k, pos_q)
@@ -192,7 +193,7 @@ class shaw_relative {
     return std::span<const double>(table).subspan(offset, static_cast<std::size_t>(config_.head_dim));
   }
 
-  shaw_config config_;
+  shaw_relative_config config_;
   std::shared_ptr<const tables> tables_;
 };
 

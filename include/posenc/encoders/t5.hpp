@@ -29,20 +29,20 @@ namespace posenc::inline v0 {
 /// Configuration of the T5 bucket function and bias. Defaults: HF T5 (`relative_attention_num_buckets`
 /// 32, `relative_attention_max_distance` 128, t5-small's 8 heads); the encoder is bidirectional, the
 /// decoder self-attention is not.
-struct t5_config {
-  int num_buckets = 32;    ///< HF relative_attention_num_buckets; GGUF {arch}.attention.relative_buckets_count
-  int max_distance = 128;  ///< HF relative_attention_max_distance (llama.cpp hard-codes 128)
+struct t5_bias_config {
+  std::ptrdiff_t num_buckets = 32;  ///< HF relative_attention_num_buckets; GGUF {arch}.attention.relative_buckets_count
+  std::ptrdiff_t max_distance = 128;  ///< HF relative_attention_max_distance (llama.cpp hard-codes 128)
   bool bidirectional = true;
   std::ptrdiff_t num_heads = 8;  ///< used by t5_bias only
 };
 
 namespace detail {
 
-/// (buckets per direction N', max_exact E) of a configuration.
-inline constexpr int t5_half(const t5_config& c) noexcept {
-  return c.bidirectional ? c.num_buckets / 2 : c.num_buckets;
+/// (buckets per direction N', max_exact E) of a configuration (num_buckets <= 2^20 once validated).
+inline constexpr int t5_half(const t5_bias_config& c) noexcept {
+  return static_cast<int>(c.bidirectional ? c.num_buckets / 2 : c.num_buckets);
 }
-inline constexpr int t5_max_exact(const t5_config& c) noexcept {
+inline constexpr int t5_max_exact(const t5_bias_config& c) noexcept {
   return t5_half(c) / 2;
 }
 
@@ -59,7 +59,7 @@ inline int t5_log_bucket_fp32(std::int64_t n, int half, int max_exact, float log
 }  // namespace detail
 
 /// Validates the bucket parameters (and num_heads if `with_heads`); throws config_error.
-inline void validate(const t5_config& c, bool with_heads = true) {
+inline void validate(const t5_bias_config& c, bool with_heads = true) {
   detail::require(c.num_buckets >= (c.bidirectional ? 4 : 2) && c.num_buckets <= (1 << 20), "t5.num_buckets",
                   c.num_buckets,
                   c.bidirectional ? "[4, 2^20] for a bidirectional bias (max_exact = num_buckets / 4 must be >= 1)"
@@ -74,9 +74,9 @@ inline void validate(const t5_config& c, bool with_heads = true) {
 /// HF's bucket of relative position r = key - query, evaluated with HF's float32 arithmetic (one
 /// log per call; a reference for tests and one-off use). Throws config_error for invalid
 /// parameters. For many pairs use t5_buckets, which is exact and log-free.
-[[nodiscard]] inline int t5_bucket_reference_fp32(std::int64_t relative_position, bool bidirectional, int num_buckets,
-                                                  int max_distance) {
-  const t5_config c{.num_buckets = num_buckets, .max_distance = max_distance, .bidirectional = bidirectional};
+[[nodiscard]] inline int t5_bucket_reference_fp32(std::int64_t relative_position, bool bidirectional,
+                                                  std::ptrdiff_t num_buckets, std::ptrdiff_t max_distance) {
+  const t5_bias_config c{.num_buckets = num_buckets, .max_distance = max_distance, .bidirectional = bidirectional};
   validate(c, false);
   const int half = detail::t5_half(c), e = detail::t5_max_exact(c);
   int offset = 0;
@@ -96,7 +96,7 @@ inline void validate(const t5_config& c, bool with_heads = true) {
 class t5_buckets {
  public:
   /// Uses num_buckets, max_distance, bidirectional of `config`. Throws config_error.
-  explicit t5_buckets(t5_config config) : config_(config) {
+  explicit t5_buckets(t5_bias_config config) : config_(config) {
     validate(config_, false);
     half_ = detail::t5_half(config_);
     max_exact_ = detail::t5_max_exact(config_);
@@ -132,8 +132,8 @@ class t5_buckets {
     return offset + max_exact_ + static_cast<int>(std::upper_bound(t.begin(), t.end(), n) - t.begin());
   }
 
-  [[nodiscard]] int num_buckets() const noexcept { return config_.num_buckets; }
-  [[nodiscard]] int max_distance() const noexcept { return config_.max_distance; }
+  [[nodiscard]] std::ptrdiff_t num_buckets() const noexcept { return config_.num_buckets; }
+  [[nodiscard]] std::ptrdiff_t max_distance() const noexcept { return config_.max_distance; }
   [[nodiscard]] bool bidirectional() const noexcept { return config_.bidirectional; }
   [[nodiscard]] int max_exact() const noexcept { return max_exact_; }
   /// Smallest distance magnitude of each log bucket E + 1 .. N' - 1 (N' = num_buckets, halved when
@@ -141,15 +141,15 @@ class t5_buckets {
   [[nodiscard]] std::span<const std::int64_t> thresholds() const noexcept { return *thresholds_; }
 
  private:
-  t5_config config_;
+  t5_bias_config config_;
   int half_ = 0, max_exact_ = 0;
   std::shared_ptr<const std::vector<std::int64_t>> thresholds_;
 };
 
 /// HF's bucket of relative position r = key - query (bit-exact with T5Attention for any r).
 /// Builds thresholds per call; hold a t5_buckets for repeated use. Throws config_error.
-[[nodiscard]] inline int t5_bucket(std::int64_t relative_position, bool bidirectional, int num_buckets,
-                                   int max_distance) {
+[[nodiscard]] inline int t5_bucket(std::int64_t relative_position, bool bidirectional, std::ptrdiff_t num_buckets,
+                                   std::ptrdiff_t max_distance) {
   return t5_buckets({.num_buckets = num_buckets, .max_distance = max_distance, .bidirectional = bidirectional})(
       relative_position);
 }
@@ -159,12 +159,12 @@ class t5_buckets {
 class t5_bias {
  public:
   /// `table`: row-major [num_buckets, num_heads] (HF `relative_attention_bias.weight`), copied in.
-  t5_bias(t5_config config, std::span<const double> table) : t5_bias(config, table.begin(), table.size()) {}
-  t5_bias(t5_config config, std::span<const float> table) : t5_bias(config, table.begin(), table.size()) {}
+  t5_bias(t5_bias_config config, std::span<const double> table) : t5_bias(config, table.begin(), table.size()) {}
+  t5_bias(t5_bias_config config, std::span<const float> table) : t5_bias(config, table.begin(), table.size()) {}
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "t5"; }
   [[nodiscard]] std::ptrdiff_t num_heads() const noexcept { return config_.num_heads; }
-  [[nodiscard]] const t5_config& config() const noexcept { return config_; }
+  [[nodiscard]] const t5_bias_config& config() const noexcept { return config_; }
   [[nodiscard]] const t5_buckets& buckets() const noexcept { return buckets_; }
 
   /// Bias for head h (0 <= h < num_heads) of a query at pos_q and a key at pos_k. Any int64
@@ -190,7 +190,7 @@ class t5_bias {
 
  private:
   template <class It>
-  t5_bias(t5_config config, It first, std::size_t size) : config_(config), buckets_((validate(config), config)) {
+  t5_bias(t5_bias_config config, It first, std::size_t size) : config_(config), buckets_((validate(config), config)) {
     detail::require(
         size == static_cast<std::size_t>(config.num_buckets) * static_cast<std::size_t>(config.num_heads),
         "t5.table.size", size,
@@ -198,7 +198,7 @@ class t5_bias {
     table_ = std::make_shared<const std::vector<double>>(first, first + static_cast<std::ptrdiff_t>(size));
   }
 
-  t5_config config_;
+  t5_bias_config config_;
   t5_buckets buckets_;
   std::shared_ptr<const std::vector<double>> table_;
 };

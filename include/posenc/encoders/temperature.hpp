@@ -36,7 +36,7 @@ enum class temperature_rule : unsigned char {
 /// Parameters. For llama4: floor_scale (HF `floor_scale`, 8192 in Llama 4) and scale = attn_scale
 /// (0.1). For llama4_beta: floor_scale = original_max_position_embeddings (L0) and scale = beta.
 struct attention_temperature_config {
-  int head_dim = 0;  ///< D of the query rows (required, >= 1)
+  std::ptrdiff_t head_dim = 0;  ///< D of the query rows (required, >= 1)
   temperature_rule rule = temperature_rule::llama4;
   double floor_scale = 8192;  ///< > 0, finite
   double scale = 0.1;         ///< >= 0, finite

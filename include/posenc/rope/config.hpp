@@ -133,12 +133,12 @@ enum class partial_rotary_mode : unsigned char {
 
 /// Everything that defines a RoPE encoder.
 struct rope_config {
-  int head_dim = 0;                               ///< D (required)
-  std::optional<int> rotary_dim{};                ///< R; absent: floor(D * partial_rotary_factor), or D - rotary_offset
+  std::ptrdiff_t head_dim = 0;                    ///< D (required)
+  std::optional<std::ptrdiff_t> rotary_dim{};     ///< R; absent: floor(D * partial_rotary_factor), or D - rotary_offset
   std::optional<double> partial_rotary_factor{};  ///< in (0, 1]; must agree with rotary_dim when both given
   partial_rotary_mode partial_mode = partial_rotary_mode::prefix;
-  int rotary_offset = 0;  ///< first rotated element inside the head (DeepSeek nope-first, ggml n_offs)
-  double theta = 10000;   ///< base (rope_theta)
+  std::ptrdiff_t rotary_offset = 0;  ///< first rotated element inside the head (DeepSeek nope-first, ggml n_offs)
+  double theta = 10000;              ///< base (rope_theta)
   kernels::pairing layout = kernels::pairing::half_split;
   rope_scaling scaling = default_scaling{};
   angle_mode angles = angle_mode::exact;

@@ -98,7 +98,7 @@ class cos_sin_table {
       const std::int64_t n = std::min(block, count - r0);
       for (std::int64_t i = 0; i < n; ++i) pos[i] = first + r0 + i;
       const auto off = static_cast<std::size_t>(r0) * P;
-      detail::fill_angle_rows(frequencies(), mode, pos, n, magnitude_, cos_.data() + off, sin_.data() + off,
+      detail::fill_angle_rows(source_frequencies(), mode, pos, n, magnitude_, cos_.data() + off, sin_.data() + off,
                               static_cast<std::ptrdiff_t>(P));
     }
   }
@@ -122,7 +122,7 @@ class cos_sin_table {
   }
 
   /// The frequencies the table was built from (for positions outside it).
-  [[nodiscard]] detail::frequencies_view frequencies() const noexcept {
+  [[nodiscard]] detail::frequencies_view source_frequencies() const noexcept {
     return {inv_freq_.data(), pairs(), magnitude_};
   }
 

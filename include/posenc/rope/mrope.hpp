@@ -131,12 +131,12 @@ class mrope {
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "mrope"; }
   [[nodiscard]] std::ptrdiff_t head_dim() const noexcept { return rope_.head_dim(); }
-  [[nodiscard]] int rotary_dim() const noexcept { return rope_.rotary_dim(); }
+  [[nodiscard]] std::ptrdiff_t rotary_dim() const noexcept { return rope_.rotary_dim(); }
   [[nodiscard]] int pairs() const noexcept { return rope_.schedule().pairs(); }
   [[nodiscard]] const mrope_config& config() const noexcept { return cfg_; }
   /// The plain RoPE encoder with the same schedule (what text-only tokens get).
   [[nodiscard]] const rope& text_rope() const noexcept { return rope_; }
-  [[nodiscard]] const rope_frequencies& frequencies() const noexcept { return rope_.frequencies(); }
+  [[nodiscard]] const rope_frequencies& base_frequencies() const noexcept { return rope_.base_frequencies(); }
   [[nodiscard]] double softmax_scale_multiplier() const noexcept { return rope_.softmax_scale_multiplier(); }
   /// Stream (0 t, 1 h, 2 w) of every pair.
   [[nodiscard]] std::span<const unsigned char> pair_streams() const noexcept { return streams_; }
@@ -180,7 +180,7 @@ class mrope {
   template <storage_type T, class Streams>
   void rotate_with(tensor_view<T> x, Streams&& streams) const noexcept {
     using C = compute_t<T>;
-    const auto f = detail::view_of(rope_.frequencies());
+    const auto f = detail::view_of(rope_.base_frequencies());
     const int P = f.pairs;
     if (P == 0) return;
     const angle_mode mode = cfg_.rope.angles;

@@ -57,7 +57,7 @@ class rope {
   /// D: elements per head row the views must have.
   [[nodiscard]] std::ptrdiff_t head_dim() const noexcept { return sched_.config().head_dim; }
   /// R: rotated elements per head row.
-  [[nodiscard]] int rotary_dim() const noexcept { return sched_.rotary_dim(); }
+  [[nodiscard]] std::ptrdiff_t rotary_dim() const noexcept { return sched_.rotary_dim(); }
   [[nodiscard]] const rope_config& config() const noexcept { return sched_.config(); }
   [[nodiscard]] const rope_schedule& schedule() const noexcept { return sched_; }
   /// The BASE frequencies (schedule().base()): for a length-dependent schedule (dynamic NTK,
@@ -69,9 +69,6 @@ class rope {
   [[nodiscard]] rope_frequencies effective_frequencies(std::span<const std::int64_t> positions) const {
     return sched_.at(rope_schedule::effective_length(positions));
   }
-  /// Deprecated: the old name of base_frequencies(), kept so existing code compiles (not marked
-  /// [[deprecated]], which would break -Werror builds of code not yet moved).
-  [[nodiscard]] const rope_frequencies& frequencies() const noexcept { return sched_.base(); }
   /// Multiplier for the attention's softmax scale (DeepSeek YaRN get_mscale(s, mscale_all_dim)^2; else 1).
   [[nodiscard]] double softmax_scale_multiplier() const noexcept { return sched_.base().softmax_scale_multiplier; }
   /// max(positions) + 1: the length a call stands for (what length-dependent schedules key on).
@@ -128,7 +125,7 @@ class rope {
                                         const cos_sin_table<compute_t<T>>& table, kernels::rotation dir,
                                         angle_source source) const noexcept {
     using C = compute_t<T>;
-    const auto f = table.frequencies();
+    const auto f = table.source_frequencies();
     if (source == angle_source::on_the_fly) {
       detail::rotate_view(
           sched_.geometry(), x, f.pairs,

@@ -75,13 +75,14 @@ class rope_schedule {
   [[nodiscard]] const rope_config& config() const noexcept { return cfg_; }
   [[nodiscard]] const detail::rope_dims& dims() const noexcept { return dims_; }
   /// R (rotated elements).
-  [[nodiscard]] int rotary_dim() const noexcept { return dims_.rotary_dim; }
+  [[nodiscard]] std::ptrdiff_t rotary_dim() const noexcept { return dims_.rotary_dim; }
   /// Entries of inv_freq (kernel pairs).
   [[nodiscard]] int pairs() const noexcept { return dims_.kernel_pairs(); }
 
   /// The memory shape the rotation kernels need for this config.
   [[nodiscard]] kernels::rope_geometry geometry() const noexcept {
-    return {cfg_.head_dim, dims_.span, cfg_.rotary_offset, cfg_.layout};
+    // Validated: head_dim <= max_rope_head_dim, so the kernels' int widths hold it.
+    return {static_cast<int>(cfg_.head_dim), dims_.span, static_cast<int>(cfg_.rotary_offset), cfg_.layout};
   }
 
   /// True when the frequencies depend on the length of the call (dynamic NTK with

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <string>
 #include <variant>
 
@@ -20,13 +21,17 @@ namespace detail {
   return std::isfinite(v);
 }
 
+/// Largest head width a RoPE config may have: the kernels index a head with int.
+inline constexpr std::ptrdiff_t max_rope_head_dim = std::ptrdiff_t{1} << 20;
+
 /// R before validation: rotary_dim if given, else floor(D * partial_rotary_factor), else D - offset.
+/// Meaningful once head_dim, rotary_offset and rotary_dim are within [0, max_rope_head_dim].
 [[nodiscard]] inline int unchecked_rotary_dim(const rope_config& c) noexcept {
-  if (c.rotary_dim) return *c.rotary_dim;
+  if (c.rotary_dim) return static_cast<int>(*c.rotary_dim);
   if (c.partial_rotary_factor && std::isfinite(*c.partial_rotary_factor) && *c.partial_rotary_factor > 0 &&
       *c.partial_rotary_factor <= 1)
     return static_cast<int>(std::floor(static_cast<double>(c.head_dim) * *c.partial_rotary_factor));
-  return c.head_dim - c.rotary_offset;
+  return static_cast<int>(c.head_dim - c.rotary_offset);
 }
 
 /// The widths a validated config implies.
@@ -40,8 +45,8 @@ struct rope_dims {
 
 [[nodiscard]] inline rope_dims dims_of(const rope_config& c) noexcept {
   const int R = unchecked_rotary_dim(c);
-  if (c.partial_mode == partial_rotary_mode::proportional)
-    return {R, c.head_dim - c.rotary_offset, c.head_dim - c.rotary_offset};
+  const auto room = static_cast<int>(c.head_dim - c.rotary_offset);
+  if (c.partial_mode == partial_rotary_mode::proportional) return {R, room, room};
   return {R, R, R};
 }
 
@@ -150,16 +155,20 @@ struct scaling_validator {
 /// Throws config_error unless `c` is a valid RoPE configuration (docs/spec.md §7.4, §8, §12).
 inline void validate(const rope_config& c) {
   using detail::require;
-  const int D = c.head_dim;
-  require(D > 0 && D % 2 == 0, "rope.head_dim", D, "an even number > 0");
+  require(c.head_dim > 0 && c.head_dim % 2 == 0 && c.head_dim <= detail::max_rope_head_dim, "rope.head_dim", c.head_dim,
+          "an even number in [2, 2^20]");
+  const auto D = static_cast<int>(c.head_dim);
   require(c.rotary_offset >= 0 && c.rotary_offset < D, "rope.rotary_offset", c.rotary_offset,
           "in [0, head_dim = " + std::to_string(D) + ")");
+  if (c.rotary_dim)  // in range before it is narrowed; the parity and the room are checked below
+    require(*c.rotary_dim >= 0 && *c.rotary_dim <= D, "rope.rotary_dim", *c.rotary_dim,
+            "an even rotary_dim in [2, head_dim - rotary_offset = " + std::to_string(D - c.rotary_offset) + "]");
   if (c.partial_rotary_factor) {
     const double f = *c.partial_rotary_factor;
     require(std::isfinite(f) && f > 0 && f <= 1, "rope.partial_rotary_factor", f, "in (0, 1]");
   }
   const int R = detail::unchecked_rotary_dim(c);
-  const int room = D - c.rotary_offset;
+  const auto room = static_cast<int>(D - c.rotary_offset);
   require(R >= 2 && R % 2 == 0 && R <= room, c.rotary_dim ? "rope.rotary_dim" : "rope.partial_rotary_factor",
           c.rotary_dim ? detail::to_text(R)
                        : detail::to_text(*c.partial_rotary_factor) + " (rotary_dim " + std::to_string(R) + ")",

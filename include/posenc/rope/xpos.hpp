@@ -26,6 +26,7 @@
 #include <posenc/kernels/types.hpp>
 #include <posenc/rope/frequencies.hpp>
 #include <posenc/rope/rotate_view.hpp>
+#include <posenc/rope/validate.hpp>
 
 namespace posenc::inline v0 {
 
@@ -37,7 +38,7 @@ enum class xpos_center_policy : unsigned char {
 
 /// xPos parameters (torchscale defaults).
 struct xpos_config {
-  int head_dim = 0;                                         ///< D (required, even): every element is rotated
+  std::ptrdiff_t head_dim = 0;                              ///< D (required, even): every element is rotated
   double theta = 10000;                                     ///< RoPE base
   double gamma = 0.4;                                       ///< zeta_k = (2k + gamma D) / ((1 + gamma) D)
   double scale_base = 512;                                  ///< u = (n - c) / scale_base
@@ -49,11 +50,13 @@ struct xpos_config {
 
 /// Throws config_error unless `c` is valid (gamma > 0, scale_base > 0, theta > 1, D even > 0).
 inline void validate(const xpos_config& c) {
-  detail::require(c.head_dim > 0 && c.head_dim % 2 == 0, "xpos.head_dim", c.head_dim, "an even number > 0");
+  detail::require(c.head_dim > 0 && c.head_dim % 2 == 0 && c.head_dim <= detail::max_rope_head_dim, "xpos.head_dim",
+                  c.head_dim, "an even number in [2, 2^20]");
   detail::require(std::isfinite(c.theta) && c.theta > 1, "xpos.theta", c.theta, "a finite number > 1");
   // (1 + gamma) D must be finite too, else zeta_k = (2k + gamma D) / ((1 + gamma) D) is inf / inf = NaN.
-  detail::require(std::isfinite(c.gamma) && c.gamma > 0 && std::isfinite((1 + c.gamma) * c.head_dim), "xpos.gamma",
-                  c.gamma, "a finite number > 0 with (1 + gamma) * head_dim finite");
+  detail::require(
+      std::isfinite(c.gamma) && c.gamma > 0 && std::isfinite((1 + c.gamma) * static_cast<double>(c.head_dim)),
+      "xpos.gamma", c.gamma, "a finite number > 0 with (1 + gamma) * head_dim finite");
   detail::require(std::isfinite(c.scale_base) && c.scale_base > 0, "xpos.scale_base", c.scale_base,
                   "a finite number > 0");
 }
@@ -63,8 +66,8 @@ class xpos {
  public:
   explicit xpos(xpos_config c) : cfg_(c) {
     validate(cfg_);
-    const int P = cfg_.head_dim / 2;
-    inv_freq_ = detail::default_inv_freq(cfg_.theta, cfg_.head_dim, P);
+    const auto P = static_cast<int>(cfg_.head_dim / 2);
+    inv_freq_ = detail::default_inv_freq(cfg_.theta, 2 * P, P);
     log_zeta_.resize(static_cast<std::size_t>(P));
     const auto D = static_cast<double>(cfg_.head_dim);
     for (int k = 0; k < P; ++k)
@@ -106,9 +109,9 @@ class xpos {
     using C = compute_t<T>;
     // Wrong sizes would read past positions or the head rows: checked in every build (O(1)).
     detail::require_rotation_sizes(x, positions.size(), cfg_.head_dim);
-    const int P = cfg_.head_dim / 2;
+    const auto P = static_cast<int>(cfg_.head_dim / 2);
     const double c = static_cast<double>(center_of(positions));
-    const kernels::rope_geometry g{cfg_.head_dim, cfg_.head_dim, 0, cfg_.layout};
+    const kernels::rope_geometry g{2 * P, 2 * P, 0, cfg_.layout};
     detail::rotate_view(g, x, P, [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
       kernels::compute_angles(inv_freq_.data(), P, positions.data() + i0, n, 1.0, cos, sin, P);
       for (std::ptrdiff_t t = 0; t < n; ++t) {
