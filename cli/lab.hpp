@@ -1,0 +1,117 @@
+// cli/lab.hpp — `posenc lab`: trains one tiny model per encoding (examples/trainer/lab.hpp) at a
+// training length L, evaluates bits per byte at L .. 16L on held-out text, and writes the table
+// (markdown) and a plot of bits per byte against evaluation length (SVG), with a progress bar on
+// stderr while it trains. The argument parsing lives with the other commands; this header runs it.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "svg.hpp"
+#include "trainer/lab.hpp"
+
+namespace posenc_cli {
+
+/// Bits per byte against evaluation length (log2 x axis), one line per encoding, the training
+/// length marked.
+inline svg::doc lab_plot(const tiny::lab_result& r, int train_len) {
+  const double W = 900, H = 560, L = 80, R = 200, T = 60, B = 70, pw = W - L - R, ph = H - T - B;
+  svg::doc d(W, H);
+  double lo = INFINITY, hi = -INFINITY;
+  for (const auto& l : r.lines)
+    for (double v : l.bits_per_byte)
+      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  if (!(lo <= hi)) lo = 0, hi = 8;
+  lo = std::floor(lo * 2) / 2, hi = std::max(std::ceil(hi * 2) / 2, lo + 0.5);
+  const auto n = static_cast<double>(std::max<std::size_t>(2, r.lengths.size()));
+  auto X = [&](std::size_t k) { return L + static_cast<double>(k) / (n - 1) * pw; };
+  auto Y = [&](double v) { return T + ph - (std::min(v, hi) - lo) / (hi - lo) * ph; };
+  d.text(W / 2, 30, "Bits per byte beyond the training length (L = " + std::to_string(train_len) + ")", 17, "middle",
+         " font-weight=\"bold\"");
+  d.rect(L, T, pw, ph, "none", " stroke=\"#999\"");
+  for (double v = lo; v <= hi + 1e-9; v += 0.5) {
+    d.line(L, Y(v), L + pw, Y(v), "#e4e4e4");
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(1) << v;
+    d.text(L - 8, Y(v) + 4, s.str(), 11, "end");
+  }
+  for (std::size_t k = 0; k < r.lengths.size(); ++k) {
+    d.line(X(k), T + ph, X(k), T + ph + 5, "#666");
+    d.text(X(k), T + ph + 20, std::to_string(r.lengths[k]) + (k == 0 ? " (L)" : " (" + std::to_string(1 << k) + "L)"),
+           11, "middle");
+  }
+  d.text(L + pw / 2, H - 22, "evaluation length (bytes)", 13, "middle");
+  d.text(22, T + ph / 2, "bits per byte (held-out)", 13, "middle",
+         " transform=\"rotate(-90 22 " + svg::num(T + ph / 2) + ")\"");
+  static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
+                                  "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+  double ly = T + 10;
+  for (std::size_t i = 0; i < r.lines.size(); ++i) {
+    const auto& l = r.lines[i];
+    const std::string c = colours[i % 10];
+    const bool dashed = l.name.find("(eval)") != std::string::npos;
+    std::vector<std::pair<double, double>> pts;
+    for (std::size_t k = 0; k < l.bits_per_byte.size(); ++k)
+      if (std::isfinite(l.bits_per_byte[k])) pts.emplace_back(X(k), Y(l.bits_per_byte[k]));
+    d.polyline(pts, c, 2.2, dashed ? " stroke-dasharray=\"6,4\"" : "");
+    for (const auto& [x, y] : pts) d.circle(x, y, 3, c);
+    d.line(L + pw + 15, ly, L + pw + 45, ly, c, 2.2, dashed ? " stroke-dasharray=\"6,4\"" : "");
+    d.text(L + pw + 51, ly + 4, l.name, 12);
+    ly += 20;
+  }
+  return d;
+}
+
+/// Runs the lab; writes DIR/lab.md and DIR/lab.svg; prints the table. Returns the exit status.
+inline int run_lab(const tiny::lab_options& o, const std::string& out_dir, std::ostream& out, std::ostream& err) {
+  const bool tty = isatty(fileno(stderr)) != 0;
+  auto last = std::chrono::steady_clock::now();
+  int last_decile = -1;
+  auto progress = [&](long done, long total, const std::string& line) {
+    const auto now = std::chrono::steady_clock::now();
+    const int pct = static_cast<int>(100 * done / total);
+    if (tty) {
+      if (done != total && now - last < std::chrono::milliseconds(200)) return;
+      last = now;
+      const int w = 30, fill = static_cast<int>(w * done / total);
+      err << "\r[" << std::string(static_cast<std::size_t>(fill), '#')
+          << std::string(static_cast<std::size_t>(w - fill), '.') << "] " << std::setw(3) << pct << "%  " << line
+          << "\033[K" << std::flush;
+      if (done == total) err << "\n";
+    } else if (pct / 10 != last_decile) {  // a log: one line per tenth
+      last_decile = pct / 10;
+      err << "lab: " << std::setw(3) << pct << "%  " << line << "\n" << std::flush;
+    }
+  };
+  const tiny::lab_result r = tiny::run_lab(o, progress);
+  std::ostringstream md;
+  md << "Corpus: " << r.corpus << " (" << r.train_bytes << " bytes for training, " << r.heldout_bytes
+     << " held out). Training length L = " << o.train_len << ", " << o.steps << " steps of " << o.batch
+     << " sequences; model: " << o.model.layers << " layers, d_model " << o.model.d_model << ", " << o.model.heads
+     << " heads; seed " << o.model.seed << ". Bits per byte on held-out text (lower is better); " << std::fixed
+     << std::setprecision(0) << r.seconds << " s on " << o.threads << " thread" << (o.threads > 1 ? "s" : "") << ".\n\n"
+     << tiny::lab_table(r);
+  out << md.str();
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  const std::string table = out_dir + "/lab.md", plot = out_dir + "/lab.svg";
+  std::ofstream(table) << md.str();
+  if (!lab_plot(r, o.train_len).save(plot)) {
+    err << "posenc lab: cannot write " << plot << "\n";
+    return 1;
+  }
+  out << "\nwritten: " << table << ", " << plot << "\n";
+  return 0;
+}
+
+}  // namespace posenc_cli

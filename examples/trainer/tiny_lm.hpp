@@ -1,0 +1,468 @@
+// examples/trainer/tiny_lm.hpp — a tiny decoder-only byte-level transformer, trained on the CPU with
+// any posenc encoder plugged in through the hook concepts (posenc/concepts.hpp): token embedding
+// (+ the additive hook), pre-LayerNorm blocks of causal multi-head attention (qk-transform and
+// score-bias hooks) and a GELU MLP, a final LayerNorm, an untied output layer; cross-entropy on the
+// next byte; Adam with warm-up, cosine decay and gradient clipping. Every random choice comes from
+// one seed, so a run is reproducible bit for bit on one machine.
+//
+// Attention is materialised per head (S x S), in float, with the gradients written out by hand;
+// sequences of a few thousand bytes at most. The qk-transform hook's backward is the transpose of
+// its Jacobian, built once per position by transforming the identity: exact for the linear maps
+// posenc's transforms are (RoPE with any scaling, xPos). Trainable tables: learned absolute and
+// T5 buckets. Not here: Shaw's relative k/v hook (a static_assert says so), mixed precision,
+// threads inside one model (the lab trains several models side by side instead).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include <posenc/concepts.hpp>
+#include <posenc/core/tensor_view.hpp>
+#include <posenc/encoders/learned.hpp>
+#include <posenc/encoders/t5.hpp>
+
+namespace tiny {
+
+using mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using row = Eigen::RowVectorXf;
+
+/// Sizes and optimiser settings.
+struct lm_config {
+  int vocab = 256;
+  int d_model = 64;
+  int heads = 4;
+  int layers = 2;
+  int d_ff = 256;
+  float lr = 3e-3f;   ///< peak learning rate
+  int warmup = 50;    ///< linear warm-up steps
+  int steps = 1000;   ///< total steps (cosine decay to lr / 10)
+  float clip = 1.0f;  ///< global gradient-norm clip
+  std::uint64_t seed = 1;
+};
+
+/// splitmix64: a small, portable generator (std::normal_distribution differs between libraries).
+struct rng {
+  std::uint64_t s;
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  double normal() {  // Box-Muller
+    const double u = std::max(uniform(), 1e-300), v = uniform();
+    return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
+  }
+  std::uint64_t below(std::uint64_t n) { return next() % n; }
+};
+
+namespace detail {
+
+inline void fill_normal(mat& m, rng& g, double std) {
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<float>(g.normal() * std);
+}
+
+/// LayerNorm over each row: y = g * (x - mean) * rstd + b; keeps x_hat and rstd for the backward.
+struct layer_norm_cache {
+  mat xhat;
+  Eigen::VectorXf rstd;
+};
+inline mat layer_norm(const mat& x, const row& g, const row& b, layer_norm_cache& c) {
+  const Eigen::Index n = x.rows(), d = x.cols();
+  c.xhat.resize(n, d);
+  c.rstd.resize(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const float mean = x.row(i).mean();
+    const float var = (x.row(i).array() - mean).square().mean();
+    c.rstd(i) = 1.0f / std::sqrt(var + 1e-5f);
+    c.xhat.row(i) = (x.row(i).array() - mean) * c.rstd(i);
+  }
+  return (c.xhat.array().rowwise() * g.array()).rowwise() + b.array();
+}
+inline mat layer_norm_backward(const mat& dy, const row& g, const layer_norm_cache& c, row& dg, row& db) {
+  dg += (dy.array() * c.xhat.array()).colwise().sum().matrix();
+  db += dy.colwise().sum();
+  const mat dxh = dy.array().rowwise() * g.array();
+  mat dx(dy.rows(), dy.cols());
+  const auto d = static_cast<float>(dy.cols());
+  for (Eigen::Index i = 0; i < dy.rows(); ++i) {
+    const float m1 = dxh.row(i).sum() / d, m2 = dxh.row(i).dot(c.xhat.row(i)) / d;
+    dx.row(i) = c.rstd(i) * (dxh.row(i).array() - m1 - c.xhat.row(i).array() * m2);
+  }
+  return dx;
+}
+
+inline float gelu(float u) {  // tanh form (GPT-2)
+  return 0.5f * u * (1.0f + std::tanh(0.7978845608f * (u + 0.044715f * u * u * u)));
+}
+inline float gelu_grad(float u) {
+  const float a = 0.7978845608f * (u + 0.044715f * u * u * u), t = std::tanh(a);
+  return 0.5f * (1.0f + t) + 0.5f * u * (1.0f - t * t) * 0.7978845608f * (1.0f + 3.0f * 0.044715f * u * u);
+}
+
+}  // namespace detail
+
+/// Every trainable tensor (also used for gradients and Adam moments).
+struct lm_params {
+  struct block {
+    row ln1_g, ln1_b, ln2_g, ln2_b, b1, b2;
+    mat wq, wk, wv, wo, w1, w2;
+  };
+  mat tok;  ///< [vocab, d]
+  mat pos;  ///< [max_len, d]: the learned absolute table, when the encoder is learned_absolute
+  mat t5;   ///< [num_buckets, heads]: the T5 bias table, when the encoder is t5_bias
+  std::vector<block> blocks;
+  row lnf_g, lnf_b;
+  mat out;  ///< [d, vocab]
+
+  /// f(tensor data, size) over every tensor, in a fixed order.
+  template <class F>
+  void each(F&& f) {
+    auto m = [&](auto& t) { f(t.data(), static_cast<std::size_t>(t.size())); };
+    m(tok), m(pos), m(t5);
+    for (auto& b : blocks) {
+      m(b.ln1_g), m(b.ln1_b), m(b.ln2_g), m(b.ln2_b), m(b.b1), m(b.b2);
+      m(b.wq), m(b.wk), m(b.wv), m(b.wo), m(b.w1), m(b.w2);
+    }
+    m(lnf_g), m(lnf_b), m(out);
+  }
+  /// The same shapes, all zero.
+  [[nodiscard]] lm_params zeros_like() const {
+    lm_params z = *this;
+    z.each([](float* p, std::size_t n) { std::fill(p, p + n, 0.0f); });
+    return z;
+  }
+};
+
+/// The model around encoder E. E's hooks decide what the positions do; learned_absolute and t5_bias
+/// are trained (their tables are parameters, and the encoder is rebuilt from them after each step).
+template <posenc::positional_encoding E>
+class tiny_lm {
+  static_assert(!posenc::relative_kv_encoding<E>, "tiny_lm: Shaw's relative k/v hook is not implemented here");
+  static constexpr bool learned = std::same_as<E, posenc::learned_absolute>;
+  static constexpr bool t5 = std::same_as<E, posenc::t5_bias>;
+
+ public:
+  tiny_lm(const lm_config& c, E enc) : c_(c), enc_(std::move(enc)), g_{c.seed}, data_{c.seed ^ 0xDA7A5EEDull} {
+    const int d = c.d_model;
+    if (d % c.heads != 0) throw std::invalid_argument("tiny_lm: d_model must be a multiple of heads");
+    hd_ = d / c.heads;
+    if constexpr (posenc::additive_encoding<E>)
+      if (enc_.model_dim() != d) throw std::invalid_argument("tiny_lm: the additive encoder's model_dim != d_model");
+    if constexpr (posenc::qk_transform_encoding<E>)
+      if (enc_.head_dim() != hd_) throw std::invalid_argument("tiny_lm: the encoder's head_dim != d_model / heads");
+    if constexpr (posenc::score_bias_encoding<E>)
+      if (enc_.num_heads() != c.heads) throw std::invalid_argument("tiny_lm: the bias encoder's num_heads != heads");
+    auto& p = p_;
+    p.tok.resize(c.vocab, d);
+    detail::fill_normal(p.tok, g_, 1.0);
+    rng tables{c.seed ^ 0x7AB1E5ull};  // its own stream: the other weights are the same for every encoder
+    if constexpr (learned) {
+      p.pos.resize(enc_.max_len(), d);
+      detail::fill_normal(p.pos, tables, 0.1);
+    }
+    if constexpr (t5) {
+      p.t5.resize(enc_.config().num_buckets, c.heads);
+      detail::fill_normal(p.t5, tables, 0.1);
+    }
+    const double s = 0.02, so = 0.02 / std::sqrt(2.0 * c.layers);
+    for (int l = 0; l < c.layers; ++l) {
+      lm_params::block b;
+      b.ln1_g = row::Ones(d), b.ln1_b = row::Zero(d), b.ln2_g = row::Ones(d), b.ln2_b = row::Zero(d);
+      b.b1 = row::Zero(c.d_ff), b.b2 = row::Zero(d);
+      for (mat* m : {&b.wq, &b.wk, &b.wv}) m->resize(d, d), detail::fill_normal(*m, g_, s);
+      b.wo.resize(d, d), detail::fill_normal(b.wo, g_, so);
+      b.w1.resize(d, c.d_ff), detail::fill_normal(b.w1, g_, s);
+      b.w2.resize(c.d_ff, d), detail::fill_normal(b.w2, g_, so);
+      p.blocks.push_back(std::move(b));
+    }
+    p.lnf_g = row::Ones(d), p.lnf_b = row::Zero(d);
+    p.out.resize(d, c.vocab);
+    detail::fill_normal(p.out, g_, s);
+    m_ = p.zeros_like(), v_ = p.zeros_like();
+    sync_encoder();
+  }
+
+  [[nodiscard]] const E& encoder() const noexcept { return enc_; }
+  [[nodiscard]] const lm_params& params() const noexcept { return p_; }
+  /// Mutable parameters (the forward reads the trained tables from here, not from the encoder).
+  [[nodiscard]] lm_params& params() noexcept { return p_; }
+  [[nodiscard]] int steps_done() const noexcept { return t_; }
+
+  /// Mean cross-entropy (nats per byte) of predicting seq[1..S] from seq[0..S-1], positions 0..S-1.
+  /// With `grad`, the gradients of that mean are ADDED to *grad (scaled by `weight`).
+  double loss(std::span<const std::uint8_t> seq, lm_params* grad = nullptr, float weight = 1.0f) {
+    const auto S = static_cast<Eigen::Index>(seq.size()) - 1;
+    if (S < 1) throw std::invalid_argument("tiny_lm::loss: a sequence needs at least 2 bytes");
+    prepare(S);
+    const int d = c_.d_model, H = c_.heads;
+    // ---- forward ----
+    mat x(S, d);
+    for (Eigen::Index t = 0; t < S; ++t) {
+      x.row(t) = p_.tok.row(seq[static_cast<std::size_t>(t)]);
+      if constexpr (learned) {  // the table being trained; beyond it, the encoder's policy
+        if (t + enc_.config().offset < p_.pos.rows()) {
+          x.row(t) += p_.pos.row(t + enc_.config().offset);
+          continue;
+        }
+      }
+      if constexpr (posenc::additive_encoding<E>) {
+        std::vector<float> r(static_cast<std::size_t>(d), 0.0f);
+        enc_.add(t, std::span<float>(r));
+        x.row(t) += Eigen::Map<const row>(r.data(), d);
+      }
+    }
+    std::vector<layer_cache> lc(p_.blocks.size());
+    for (std::size_t l = 0; l < p_.blocks.size(); ++l) x = block_forward(p_.blocks[l], x, lc[l]);
+    detail::layer_norm_cache fc;
+    const mat hf = detail::layer_norm(x, p_.lnf_g, p_.lnf_b, fc);
+    mat logits = hf * p_.out;  // [S, vocab]
+    double total = 0;
+    for (Eigen::Index t = 0; t < S; ++t) {
+      const float mx = logits.row(t).maxCoeff();
+      logits.row(t) = (logits.row(t).array() - mx).exp();
+      const float z = logits.row(t).sum();
+      logits.row(t) /= z;  // now probabilities
+      total -= std::log(std::max(static_cast<double>(logits(t, seq[static_cast<std::size_t>(t + 1)])), 1e-30));
+    }
+    const double mean = total / static_cast<double>(S);
+    if (!grad) return mean;
+    // ---- backward ----
+    mat dlog = logits;
+    for (Eigen::Index t = 0; t < S; ++t) dlog(t, seq[static_cast<std::size_t>(t + 1)]) -= 1.0f;
+    dlog *= weight / static_cast<float>(S);
+    grad->out.noalias() += hf.transpose() * dlog;
+    mat dx = detail::layer_norm_backward(dlog * p_.out.transpose(), p_.lnf_g, fc, grad->lnf_g, grad->lnf_b);
+    for (std::size_t l = p_.blocks.size(); l-- > 0;)
+      dx = block_backward(p_.blocks[l], grad->blocks[l], lc[l], dx, grad);
+    for (Eigen::Index t = 0; t < S; ++t) {
+      grad->tok.row(seq[static_cast<std::size_t>(t)]) += dx.row(t);
+      if constexpr (learned) {
+        const std::int64_t r = t + enc_.config().offset;
+        if (r < grad->pos.rows()) grad->pos.row(r) += dx.row(t);
+      }
+    }
+    (void)H;
+    return mean;
+  }
+
+  /// One optimiser step on `batch` sequences of S + 1 bytes drawn from `data` (offsets from the
+  /// model's data generator: the same batches for every encoder). Returns the batch's mean loss
+  /// (nats per byte).
+  double train_step(std::span<const std::uint8_t> data, int batch, int S) {
+    if (data.size() < static_cast<std::size_t>(S) + 2) throw std::invalid_argument("tiny_lm: corpus too short");
+    lm_params grad = p_.zeros_like();
+    double l = 0;
+    for (int b = 0; b < batch; ++b) {
+      const auto off = static_cast<std::size_t>(data_.below(data.size() - static_cast<std::size_t>(S) - 1));
+      l += loss(data.subspan(off, static_cast<std::size_t>(S) + 1), &grad, 1.0f / static_cast<float>(batch));
+    }
+    adam(grad);
+    return l / batch;
+  }
+
+  /// Replaces the encoder (evaluation with another scaling, e.g. RoPE + PI / YaRN). Same hooks.
+  void set_encoder(E e) {
+    enc_ = std::move(e);
+    prepared_ = 0;
+  }
+
+ private:
+  struct layer_cache {
+    mat x_in, h1, q, k, v, o, x_mid, h2, u, gu;  // q, k after the qk transform
+    std::vector<mat> p;                          // per head: softmax probabilities [S, S]
+    detail::layer_norm_cache ln1, ln2;
+  };
+
+  // Per-length tables: the score bias of every head and the transform matrices of every position.
+  void prepare(Eigen::Index S) {
+    const int H = c_.heads;
+    if constexpr (t5) {  // from the table being trained, through the encoder's buckets
+      bias_.assign(static_cast<std::size_t>(H), mat());
+      const auto& bk = enc_.buckets();
+      for (int h = 0; h < H; ++h) {
+        auto& b = bias_[static_cast<std::size_t>(h)];
+        b.resize(S, S);
+        for (Eigen::Index i = 0; i < S; ++i)
+          for (Eigen::Index j = 0; j <= i; ++j) b(i, j) = p_.t5(bk(j - i), h);
+      }
+    }
+    if (S == prepared_) return;  // (a length-dependent schedule rotates by the call's length)
+    if constexpr (posenc::score_bias_encoding<E> && !t5) {
+      bias_.assign(static_cast<std::size_t>(H), mat());
+      for (int h = 0; h < H; ++h) {
+        bias_[static_cast<std::size_t>(h)].resize(S, S);
+        for (Eigen::Index i = 0; i < S; ++i)
+          for (Eigen::Index j = 0; j <= i; ++j)
+            bias_[static_cast<std::size_t>(h)](i, j) = static_cast<float>(enc_.bias(h, i, j));
+      }
+    }
+    if constexpr (posenc::qk_transform_encoding<E>) {
+      // A(p) for every position: transform D identity rows sitting at position p; row r of the
+      // result is A(p) e_r, so the result is A(p)^T, which is what the backward needs. One more
+      // (zero) row at position S - 1 gives the call the forward's length, for schedules that
+      // depend on it (dynamic NTK).
+      aq_t_.assign(static_cast<std::size_t>(S), mat());
+      ak_t_.assign(static_cast<std::size_t>(S), mat());
+      for (Eigen::Index t = 0; t < S; ++t) {
+        std::vector<std::int64_t> pos(static_cast<std::size_t>(hd_) + 1, t);
+        pos.back() = S - 1;
+        for (int w = 0; w < 2; ++w) {
+          mat m = mat::Zero(hd_ + 1, hd_);
+          m.topRows(hd_).setIdentity();
+          auto view = posenc::tensor_view<float>::bthd(m.data(), 1, hd_ + 1, 1, hd_);
+          w == 0 ? enc_.transform_q(view, pos) : enc_.transform_k(view, pos);
+          (w == 0 ? aq_t_ : ak_t_)[static_cast<std::size_t>(t)] = m.topRows(hd_);
+        }
+      }
+    }
+    prepared_ = S;
+  }
+
+  [[nodiscard]] double scale() const {
+    double s = 1.0 / std::sqrt(static_cast<double>(hd_));
+    if constexpr (posenc::has_softmax_scale_multiplier<E>) s *= enc_.softmax_scale_multiplier();
+    return s;
+  }
+
+  mat block_forward(const lm_params::block& b, const mat& x, layer_cache& c) {
+    const Eigen::Index S = x.rows();
+    const int H = c_.heads;
+    c.x_in = x;
+    c.h1 = detail::layer_norm(x, b.ln1_g, b.ln1_b, c.ln1);
+    c.q = c.h1 * b.wq, c.k = c.h1 * b.wk, c.v = c.h1 * b.wv;
+    if constexpr (posenc::qk_transform_encoding<E>) {
+      std::vector<std::int64_t> pos(static_cast<std::size_t>(S));
+      for (Eigen::Index t = 0; t < S; ++t) pos[static_cast<std::size_t>(t)] = t;
+      enc_.transform_q(posenc::tensor_view<float>::bthd(c.q.data(), 1, S, H, hd_), pos);
+      enc_.transform_k(posenc::tensor_view<float>::bthd(c.k.data(), 1, S, H, hd_), pos);
+    }
+    c.o.resize(S, c_.d_model);
+    c.p.assign(static_cast<std::size_t>(H), mat());
+    const auto sc = static_cast<float>(scale());
+    for (int h = 0; h < H; ++h) {
+      const auto cols = Eigen::seqN(h * hd_, hd_);
+      mat s = sc * (c.q(Eigen::all, cols) * c.k(Eigen::all, cols).transpose());
+      if constexpr (posenc::score_bias_encoding<E>) s += bias_[static_cast<std::size_t>(h)].topLeftCorner(S, S);
+      for (Eigen::Index i = 0; i < S; ++i) {
+        const float mx = s.row(i).head(i + 1).maxCoeff();
+        float z = 0;
+        for (Eigen::Index j = 0; j <= i; ++j) z += (s(i, j) = std::exp(s(i, j) - mx));
+        s.row(i).head(i + 1) /= z;
+        s.row(i).tail(S - i - 1).setZero();
+      }
+      c.o(Eigen::all, cols) = s * c.v(Eigen::all, cols);
+      c.p[static_cast<std::size_t>(h)] = std::move(s);
+    }
+    c.x_mid = x + c.o * b.wo;
+    c.h2 = detail::layer_norm(c.x_mid, b.ln2_g, b.ln2_b, c.ln2);
+    c.u = (c.h2 * b.w1).rowwise() + b.b1;
+    c.gu = c.u.unaryExpr([](float u) { return detail::gelu(u); });
+    return c.x_mid + ((c.gu * b.w2).rowwise() + b.b2);
+  }
+
+  mat block_backward(const lm_params::block& b, lm_params::block& gb, const layer_cache& c, const mat& dy,
+                     lm_params* grad) {
+    const Eigen::Index S = dy.rows();
+    const int H = c_.heads;
+    // MLP
+    gb.w2.noalias() += c.gu.transpose() * dy;
+    gb.b2 += dy.colwise().sum();
+    mat du = (dy * b.w2.transpose()).array() * c.u.unaryExpr([](float u) { return detail::gelu_grad(u); }).array();
+    gb.w1.noalias() += c.h2.transpose() * du;
+    gb.b1 += du.colwise().sum();
+    mat dxm = dy + detail::layer_norm_backward(du * b.w1.transpose(), b.ln2_g, c.ln2, gb.ln2_g, gb.ln2_b);
+    // attention
+    gb.wo.noalias() += c.o.transpose() * dxm;
+    const mat dout = dxm * b.wo.transpose();
+    mat dq(S, c_.d_model), dk(S, c_.d_model), dv(S, c_.d_model);
+    const auto sc = static_cast<float>(scale());
+    for (int h = 0; h < H; ++h) {
+      const auto cols = Eigen::seqN(h * hd_, hd_);
+      const mat& P = c.p[static_cast<std::size_t>(h)];
+      const mat dO = dout(Eigen::all, cols);
+      dv(Eigen::all, cols) = P.transpose() * dO;
+      const mat dP = dO * c.v(Eigen::all, cols).transpose();
+      mat dS = P.array() * (dP.colwise() - (dP.array() * P.array()).rowwise().sum().matrix()).array();
+      if constexpr (t5) {  // d table[bucket(j - i), h] += dS(i, j)
+        const auto& bk = enc_.buckets();
+        for (Eigen::Index i = 0; i < S; ++i)
+          for (Eigen::Index j = 0; j <= i; ++j) grad->t5(bk(j - i), h) += dS(i, j);
+      }
+      dS *= sc;
+      dq(Eigen::all, cols) = dS * c.k(Eigen::all, cols);
+      dk(Eigen::all, cols) = dS.transpose() * c.q(Eigen::all, cols);
+    }
+    if constexpr (posenc::qk_transform_encoding<E>) {  // through the transform: g_pre = A(p)^T g
+      for (Eigen::Index t = 0; t < S; ++t)
+        for (int h = 0; h < H; ++h) {
+          const auto cols = Eigen::seqN(h * hd_, hd_);
+          const row gq = dq(t, cols), gk = dk(t, cols);
+          dq(t, cols) = gq * aq_t_[static_cast<std::size_t>(t)].transpose();
+          dk(t, cols) = gk * ak_t_[static_cast<std::size_t>(t)].transpose();
+        }
+    }
+    gb.wq.noalias() += c.h1.transpose() * dq;
+    gb.wk.noalias() += c.h1.transpose() * dk;
+    gb.wv.noalias() += c.h1.transpose() * dv;
+    const mat dh1 = dq * b.wq.transpose() + dk * b.wk.transpose() + dv * b.wv.transpose();
+    return dxm + detail::layer_norm_backward(dh1, b.ln1_g, c.ln1, gb.ln1_g, gb.ln1_b);
+  }
+
+  void adam(lm_params& grad) {
+    ++t_;
+    double norm2 = 0;
+    grad.each([&](float* g, std::size_t n) {
+      for (std::size_t i = 0; i < n; ++i) norm2 += static_cast<double>(g[i]) * g[i];
+    });
+    const double clip = std::min(1.0, c_.clip / (std::sqrt(norm2) + 1e-12));
+    const double progress = std::min(1.0, static_cast<double>(t_) / std::max(1, c_.steps));
+    const double warm = std::min(1.0, static_cast<double>(t_) / std::max(1, c_.warmup));
+    const double lr = c_.lr * warm * (0.1 + 0.9 * 0.5 * (1 + std::cos(3.141592653589793 * progress)));
+    const double b1 = 0.9, b2 = 0.99, c1 = 1 - std::pow(b1, t_), c2 = 1 - std::pow(b2, t_);
+    std::vector<float*> gs, ms, vs, ps;
+    std::vector<std::size_t> ns;
+    grad.each([&](float* p, std::size_t n) { gs.push_back(p), ns.push_back(n); });
+    m_.each([&](float* p, std::size_t) { ms.push_back(p); });
+    v_.each([&](float* p, std::size_t) { vs.push_back(p); });
+    p_.each([&](float* p, std::size_t) { ps.push_back(p); });
+    for (std::size_t k = 0; k < gs.size(); ++k)
+      for (std::size_t i = 0; i < ns[k]; ++i) {
+        const double g = gs[k][i] * clip;
+        ms[k][i] = static_cast<float>(b1 * ms[k][i] + (1 - b1) * g);
+        vs[k][i] = static_cast<float>(b2 * vs[k][i] + (1 - b2) * g * g);
+        ps[k][i] -= static_cast<float>(lr * (ms[k][i] / c1) / (std::sqrt(vs[k][i] / c2) + 1e-8));
+      }
+    sync_encoder();
+  }
+
+  // Trained tables go back into the encoder (its tables are immutable values).
+  void sync_encoder() {
+    if constexpr (learned) {
+      auto cfg = enc_.config();
+      enc_ =
+          posenc::learned_absolute(cfg, std::span<const float>(p_.pos.data(), static_cast<std::size_t>(p_.pos.size())));
+    }
+    if constexpr (t5)
+      enc_ =
+          posenc::t5_bias(enc_.config(), std::span<const float>(p_.t5.data(), static_cast<std::size_t>(p_.t5.size())));
+  }
+
+  lm_config c_;
+  E enc_;
+  rng g_, data_;
+  int hd_ = 0, t_ = 0;
+  lm_params p_, m_, v_;
+  Eigen::Index prepared_ = 0;
+  std::vector<mat> bias_, aq_t_, ak_t_;
+};
+
+}  // namespace tiny
