@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -171,7 +172,8 @@ inline CLI::Validator finite_number() {
             if (e.empty()) {
               char b[64];
               const auto r = std::to_chars(b, b + sizeof b, v, std::chars_format::hex);
-              s = (v < 0 ? "-0x" : "0x") + std::string(v < 0 ? b + 1 : b, r.ptr);
+              const bool neg = std::signbit(v);  // to_chars writes the '-', before which "0x" goes
+              s = (neg ? "-0x" : "0x") + std::string(neg ? b + 1 : b, r.ptr);
             }
             return e;
           },

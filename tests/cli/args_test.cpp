@@ -143,7 +143,7 @@ TEST_CASE("integers: base 10 only, range-checked, and converted to exactly the c
 TEST_CASE("max-bias: finite numbers, read with one correct rounding") {
   // The defaults and ordinary values.
   CHECK(parsed_args({"alibi", "--heads", "8"}).max_bias == 8);
-  for (const char* s : {"0.1", "8", "-2.5", "1e-300", "5e-324", "1e300", "0.30000000000000004"}) {
+  for (const char* s : {"0.1", "8", "-2.5", "-0", "1e-300", "5e-324", "1e300", "0.30000000000000004"}) {
     INFO(s);
     double want = 0;
     std::from_chars(s, s + std::strlen(s), want);
