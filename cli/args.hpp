@@ -369,7 +369,7 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
       ->check(int_range());
 
   // -- sinusoidal
-  sinusoidal->add_option("--d-model", a.d_model, "Model width (even)")
+  sinusoidal->add_option("--d-model", a.d_model, "Model width d_model")
       ->required()
       ->type_name("D")
       ->transform(integer(1, max_d_model));
