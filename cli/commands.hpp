@@ -34,9 +34,13 @@
 
 namespace posenc_cli {
 
-/// Shortest round-trip text of a double; "null" for non-finite values in JSON, "inf"/"nan" in text.
+/// Shortest round-trip text of a double (std::to_chars: the fewest significant digits that read back
+/// as the same double); "null" for non-finite values in JSON, "inf"/"nan" in text. JSON output does
+/// not go through nlohmann-json's dump, whose Grisu2 is not always shortest (docs/cli.md).
 inline std::string fmt(double v, bool json = false) {
   if (!std::isfinite(v)) return json ? "null" : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
+  // JSON readers take a number without '.' or exponent for an integer: "-0" would read back as +0.
+  if (json && v == 0 && std::signbit(v)) return "-0.0";
   char b[40];
   const auto r = std::to_chars(b, b + sizeof b, v);
   return std::string(b, r.ptr);
@@ -258,8 +262,8 @@ inline void run_rope(const arguments& a, std::ostream& out) {
   if (m.rope->head_dim > 65536)  // the inspector prints every pair; no real head is this wide
     throw config_error("head_dim", std::to_string(m.rope->head_dim), "at most 65536 for posenc rope");
   rope_config cfg = *m.rope;
-  if (a.reference_fp32) cfg.angles = angle_mode::reference_fp32;  // HF's float32 inv_freq where it is defined
-  const rope_schedule sched(cfg);                                 // validates (config_error naming the parameter)
+  if (a.reference_fp32()) cfg.angles = angle_mode::reference_fp32;  // HF's float32 inv_freq where it is defined
+  const rope_schedule sched(cfg);                                   // validates (config_error naming the parameter)
   rope_config plain_cfg = *m.rope;
   plain_cfg.scaling = default_scaling{};
   const rope_schedule plain(plain_cfg);
@@ -269,7 +273,7 @@ inline void run_rope(const arguments& a, std::ostream& out) {
   const rope_frequencies f = L ? sched.at(*L) : sched.base();
   const auto& w0 = plain.base().inv_freq;
   std::vector<double> inv_freq = f.inv_freq;
-  if (a.reference_fp32)
+  if (a.reference_fp32())
     for (double& w : inv_freq) w = static_cast<double>(static_cast<float>(w));
   const std::size_t P = inv_freq.size();
   std::vector<double> wavelength(P), unscaled(P), ratio(P);
@@ -283,7 +287,7 @@ inline void run_rope(const arguments& a, std::ostream& out) {
   if (!a.positions && a.seq_len && *a.seq_len > 2) positions.push_back(*a.seq_len - 1);
   std::vector<std::vector<double>> cos(positions.size(), std::vector<double>(P)), sin = cos;
   for (std::size_t t = 0; t < positions.size(); ++t) {
-    if (a.reference_fp32) {
+    if (a.reference_fp32()) {
       const auto M = static_cast<float>(f.attention_scaling);
       for (std::size_t k = 0; k < P; ++k) {
         float s = 0, c = 0;
@@ -315,7 +319,7 @@ inline void run_rope(const arguments& a, std::ostream& out) {
         << ",\n  \"rotary_offset\": " << rc.rotary_offset << ",\n  \"layout\": " << jstr(layout_name(rc.layout))
         << ",\n  \"partial_mode\": " << jstr(rc.partial_mode == partial_rotary_mode::prefix ? "prefix" : "proportional")
         << ",\n  \"theta\": " << fmt(rc.theta, true)
-        << ",\n  \"angle_mode\": " << jstr(a.reference_fp32 ? "reference_fp32" : "exact")
+        << ",\n  \"angle_mode\": " << jstr(a.reference_fp32() ? "reference_fp32" : "exact")
         << ",\n  \"seq_len\": " << (L ? std::to_string(*L) : "null")
         << ",\n  \"length_dependent\": " << (sched.length_dependent() ? "true" : "false")
         << ",\n  \"inv_freq\": " << jlist(inv_freq) << ",\n  \"inv_freq_unscaled\": " << jlist(w0)
@@ -340,7 +344,7 @@ inline void run_rope(const arguments& a, std::ostream& out) {
         << (sched.length_dependent() ? "  [frequencies depend on the length]" : "") << "\n  attention_scaling         "
         << fmt(f.attention_scaling) << "   (magnitude M on cos and sin)"
         << "\n  softmax_scale_multiplier  " << fmt(f.softmax_scale_multiplier) << "\n  angle_mode                "
-        << (a.reference_fp32 ? "reference_fp32" : "exact") << "\n";
+        << (a.reference_fp32() ? "reference_fp32" : "exact") << "\n";
     for (const auto& w : warnings) out << "  warning: " << w << "\n";
     out << "\n"
         << pad("pair", 5) << pad("inv_freq", 26) << pad("wavelength", 26) << pad("unscaled wavelength", 26)

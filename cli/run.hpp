@@ -14,8 +14,6 @@
 #include <string_view>
 #include <vector>
 
-#include <posenc/version.hpp>
-
 #include "args.hpp"
 #include "commands.hpp"
 #include "model.hpp"
@@ -37,10 +35,8 @@ inline int run(std::span<const std::string_view> args, std::ostream& out, std::o
     const arguments a = parse_args(args);
     switch (a.cmd) {
       case command::help:
-        out << usage_text();
-        return 0;
       case command::version:
-        out << "posenc " << POSENC_VERSION_MAJOR << '.' << POSENC_VERSION_MINOR << '.' << POSENC_VERSION_PATCH << "\n";
+        out << a.text;
         return 0;
       default:
         break;
@@ -74,7 +70,7 @@ inline int run(std::span<const std::string_view> args, std::ostream& out, std::o
     out.flush();
     return 0;
   } catch (const usage_error& e) {
-    err << one_line(std::string("posenc: ") + e.what()) << std::endl;
+    err << one_line(e.what()) << std::endl;
   } catch (const std::bad_alloc&) {
     err << "posenc: out of memory" << std::endl;
   } catch (const std::exception& e) {

@@ -1,7 +1,8 @@
-// fuzz/fuzz_cli_args.cpp — libFuzzer harness for the `posenc` command-line parser: the input is
-// split at NUL bytes into argv. parse_args() may only throw usage_error; commands that need no
-// files (alibi, t5, small sinusoidal tables) are also run in-process, where run() must return 0
-// or 2 and never throw.
+// fuzz/fuzz_cli_args.cpp — libFuzzer harness for the `posenc` command-line parser (CLI11, declared in
+// cli/args.hpp): the input is split at NUL bytes into argv. parse_args() may only throw usage_error
+// (a CLI11 exception escaping it, or any other, is a finding); --help and --version must come with
+// their text; a parsed LIST holds at most max_list entries. Commands that need no files (alibi, t5,
+// small sinusoidal tables) are also run in-process, where run() must return 0 or 2 and never throw.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -24,10 +25,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   posenc_cli::arguments a;
   try {
     a = posenc_cli::parse_args(args);
-  } catch (const posenc_cli::usage_error&) {
+  } catch (const posenc_cli::usage_error& e) {
+    if (std::string_view(e.what()).empty()) std::abort();  // the one stderr line names the problem
     return 0;
   }
   using posenc_cli::command;
+  if ((a.cmd == command::help || a.cmd == command::version) && a.text.empty()) std::abort();
+  if (a.positions && (a.positions->empty() || a.positions->size() > posenc_cli::max_list)) std::abort();
+  if (a.relative && a.relative->second < a.relative->first) std::abort();
   const bool small_table =
       a.cmd != command::sinusoidal ||
       static_cast<double>(a.d_model) * static_cast<double>(a.positions ? a.positions->size() : 16) <= 1e5;
