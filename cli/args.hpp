@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -32,7 +33,7 @@ class usage_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class command { help, version, rope, alibi, t5, sinusoidal, tour, model };
+enum class command { help, version, rope, alibi, t5, sinusoidal, tour, model, lab };
 
 inline constexpr std::size_t max_list = 65536;                       ///< positions / relative range entries
 inline constexpr std::int64_t max_heads = 4096;                      ///< alibi --heads
@@ -72,6 +73,18 @@ struct arguments {
 
   // tour
   std::string out_dir = "posenc-tour";  ///< --out DIR
+
+  // lab (names are checked by the lab itself)
+  std::vector<std::string> lab_encoders = {"sinusoidal", "rope", "alibi", "nope"};  ///< --encoders NAMES
+  std::vector<std::string> lab_scalings = {"rope-pi", "rope-yarn"};                 ///< --rope-scalings NAMES
+  std::int64_t train_len = 64;                                                      ///< --train-len N
+  std::int64_t steps = 1200;                                                        ///< --steps N
+  std::int64_t batch = 16;                                                          ///< --batch N
+  std::int64_t threads = 2;                                                         ///< --threads N
+  std::int64_t eval_tokens = 8192;                                                  ///< --eval-tokens N
+  std::int64_t seed = 1;                                                            ///< --seed N
+  std::string corpus;                                                               ///< --corpus PATH
+  std::string lab_out = "posenc-lab";                                               ///< --out DIR
 
   [[nodiscard]] bool reference_fp32() const { return angle_mode == "reference_fp32"; }
 };
@@ -236,7 +249,7 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
     if (args.empty()) return "no command given (try: posenc --help)";
     const std::string first(args[0]);
     if (first.empty() || first[0] != '-')
-      return "unknown command '" + first + "' (commands: rope, alibi, t5, sinusoidal, model, tour)";
+      return "unknown command '" + first + "' (commands: rope, alibi, t5, sinusoidal, model, tour, lab)";
     if (!app.remaining().empty() || dynamic_cast<const CLI::RequiredError*>(&e))
       return "unknown option " + first + " (try: posenc --help)";
     return std::string(e.what()) + " (try: posenc --help)";
@@ -292,9 +305,13 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
       "--supported-markdown, the supported-models table generated from the architecture table.");
   CLI::App* tour = app.add_subcommand(
       "tour", "Every encoder through the reference attention on a built-in example; writes SVG plots to DIR.");
-  const std::pair<CLI::App*, command> subcommands[] = {{rope, command::rope},   {alibi, command::alibi},
-                                                       {t5, command::t5},       {sinusoidal, command::sinusoidal},
-                                                       {model, command::model}, {tour, command::tour}};
+  CLI::App* lab = app.add_subcommand(
+      "lab",
+      "Trains one tiny byte-level transformer per encoding at length L and evaluates bits per byte at L, 2L, 4L, "
+      "8L and 16L on held-out text; writes DIR/lab.md and DIR/lab.svg (docs/lab.md).");
+  const std::pair<CLI::App*, command> subcommands[] = {
+      {rope, command::rope},   {alibi, command::alibi}, {t5, command::t5},  {sinusoidal, command::sinusoidal},
+      {model, command::model}, {tour, command::tour},   {lab, command::lab}};
 
   // -- options shared by several subcommands: one declaration each, added where they apply
   for (CLI::App* s : {rope, alibi, t5, sinusoidal, model})
@@ -389,6 +406,61 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
 
   // -- tour
   tour->add_option("--out", a.out_dir, "Directory for the SVG plots")
+      ->capture_default_str()
+      ->type_name("DIR")
+      ->check(non_empty("directory name"));
+
+  // -- lab
+  const auto names = [](std::vector<std::string>& dst) {
+    return [&dst](const std::string& v) {
+      dst.clear();
+      std::size_t at = 0;
+      while (at <= v.size()) {
+        const std::size_t comma = std::min(v.find(',', at), v.size());
+        if (comma > at) dst.push_back(v.substr(at, comma - at));
+        at = comma + 1;
+      }
+      if (dst.size() == 1 && dst[0] == "none") dst.clear();
+    };
+  };
+  lab->add_option_function<std::string>("--encoders", names(a.lab_encoders),
+                                        "Encodings to train, comma-separated: nope, sinusoidal, learned, rope, "
+                                        "alibi, t5, xpos [default: sinusoidal,rope,alibi,nope]")
+      ->type_name("NAMES")
+      ->check(non_empty("list"));
+  lab->add_option_function<std::string>("--rope-scalings", names(a.lab_scalings),
+                                        "RoPE scalings applied at evaluation to the RoPE model: rope-pi, rope-yarn, "
+                                        "or none [default: rope-pi,rope-yarn]")
+      ->type_name("NAMES")
+      ->check(non_empty("list"));
+  lab->add_option("--train-len", a.train_len, "Training length L (bytes)")
+      ->capture_default_str()
+      ->type_name("N")
+      ->transform(integer(8, 4096));
+  lab->add_option("--steps", a.steps, "Optimiser steps per model")
+      ->capture_default_str()
+      ->type_name("N")
+      ->transform(integer(1, 1000000));
+  lab->add_option("--batch", a.batch, "Sequences per step")
+      ->capture_default_str()
+      ->type_name("N")
+      ->transform(integer(1, 4096));
+  lab->add_option("--threads", a.threads, "Models trained side by side")
+      ->capture_default_str()
+      ->type_name("N")
+      ->transform(integer(1, 256));
+  lab->add_option("--eval-tokens", a.eval_tokens, "Predicted bytes per evaluation length")
+      ->capture_default_str()
+      ->type_name("N")
+      ->transform(integer(1, 1 << 24));
+  lab->add_option("--seed", a.seed, "Seed of every random choice")
+      ->capture_default_str()
+      ->type_name("N")
+      ->transform(integer(0, std::numeric_limits<std::int64_t>::max()));
+  lab->add_option("--corpus", a.corpus, "A text file or a directory of them [default: /usr/share/common-licenses]")
+      ->type_name("PATH")
+      ->check(non_empty("path"));
+  lab->add_option("--out", a.lab_out, "Directory for lab.md and lab.svg")
       ->capture_default_str()
       ->type_name("DIR")
       ->check(non_empty("directory name"));

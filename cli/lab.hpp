@@ -1,7 +1,7 @@
 // cli/lab.hpp — `posenc lab`: trains one tiny model per encoding (examples/trainer/lab.hpp) at a
 // training length L, evaluates bits per byte at L .. 16L on held-out text, and writes the table
 // (markdown) and a plot of bits per byte against evaluation length (SVG), with a progress bar on
-// stderr while it trains. The argument parsing lives with the other commands; this header runs it.
+// stderr while it trains (a line per tenth when stderr is not a terminal).
 #pragma once
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "args.hpp"
 #include "svg.hpp"
 #include "trainer/lab.hpp"
 
@@ -73,7 +74,14 @@ inline svg::doc lab_plot(const tiny::lab_result& r, int train_len) {
 }
 
 /// Runs the lab; writes DIR/lab.md and DIR/lab.svg; prints the table. Returns the exit status.
-inline int run_lab(const tiny::lab_options& o, const std::string& out_dir, std::ostream& out, std::ostream& err) {
+inline int run_lab(const arguments& a, std::ostream& out, std::ostream& err) {
+  tiny::lab_options o;
+  o.encoders = a.lab_encoders, o.rope_scalings = a.lab_scalings;
+  o.train_len = static_cast<int>(a.train_len), o.steps = static_cast<int>(a.steps);
+  o.batch = static_cast<int>(a.batch), o.threads = static_cast<int>(a.threads);
+  o.eval_tokens = static_cast<int>(a.eval_tokens), o.corpus = a.corpus;
+  o.model.seed = static_cast<std::uint64_t>(a.seed);
+  const std::string& out_dir = a.lab_out;
   const bool tty = isatty(fileno(stderr)) != 0;
   auto last = std::chrono::steady_clock::now();
   int last_decile = -1;

@@ -18,6 +18,9 @@
 #include "commands.hpp"
 #include "model.hpp"
 #include "tour.hpp"
+#if POSENC_CLI_LAB
+#include "lab.hpp"
+#endif
 
 namespace posenc_cli {
 
@@ -63,6 +66,13 @@ inline int run(std::span<const std::string_view> args, std::ostream& out, std::o
       case command::model:
         run_model(a, buf);
         break;
+      case command::lab:
+#if POSENC_CLI_LAB
+        if (run_lab(a, buf, err) != 0) return 1;
+        break;
+#else
+        throw usage_error("posenc lab: this posenc was built without Eigen (the lab's trainer needs it)");
+#endif
       default:
         break;
     }
