@@ -245,7 +245,8 @@ TEST_CASE("every option is declared once: --help lists the docs/cli.md synopsis,
                                                                       {"sinusoidal", {"--d-model", "8"}},
                                                                       {"model", {"--supported-markdown"}},
                                                                       {"t5", {}},
-                                                                      {"tour", {}}};
+                                                                      {"tour", {}},
+                                                                      {"lab", {}}};
     for (const auto& [other, other_opts] : documented)
       for (const auto& o : other_opts)
         if (!want.count(o)) {
