@@ -186,11 +186,12 @@ struct masks {
 
 }  // namespace
 
-TEST_CASE("attention: log_sum_exp output is the log of the softmax denominator", "[backward]") {
-  const data x({.B = 1, .Sq = 70, .Sk = 90, .Hq = 2, .Hkv = 1, .D = 16, .Dv = 8});
-  const std::vector<double> sinks{0.3, 4.0};
-  const attention_options o{.causal = true, .sinks = sinks};
+namespace {
+
+/// The forward's log-sum-exp against log(sum_j exp(l_ij) + exp(sink)) in double, causal, NoPE.
+void check_lse(const data& x, const std::vector<double>& sinks) {
   const auto s = x.s;
+  const attention_options o{.causal = true, .sinks = sinks};
   std::vector<float> lse(static_cast<std::size_t>(s.Hq * s.Sq)), out(x.dout.size());
   posenc::attention(tensor_view<const float>::bthd(x.q.data(), 1, s.Sq, s.Hq, s.D),
                     tensor_view<const float>::bthd(x.k.data(), 1, s.Sk, s.Hkv, s.D),
@@ -198,32 +199,51 @@ TEST_CASE("attention: log_sum_exp output is the log of the softmax denominator",
                     tensor_view<float>::bthd(out.data(), 1, s.Sq, s.Hq, s.Dv), posenc::no_position{}, o,
                     {.log_sum_exp = lse});
   const double scale = 1 / std::sqrt(static_cast<double>(s.D));
+  const std::ptrdiff_t G = s.Hq / s.Hkv;
   for (std::ptrdiff_t h = 0; h < s.Hq; ++h)
     for (std::ptrdiff_t i = 0; i < s.Sq; ++i) {
-      double m = sinks[static_cast<std::size_t>(h)], den = 0;
+      double m = sinks.empty() ? -std::numeric_limits<double>::infinity() : sinks[static_cast<std::size_t>(h)];
       std::vector<double> l;
       for (std::ptrdiff_t j = 0; j <= s.Sk - s.Sq + i; ++j) {
         double dot = 0;
         for (std::ptrdiff_t d = 0; d < s.D; ++d)
           dot += static_cast<double>(x.q[static_cast<std::size_t>((i * s.Hq + h) * s.D + d)]) *
-                 static_cast<double>(x.k[static_cast<std::size_t>(j * s.D + d)]);
+                 static_cast<double>(x.k[static_cast<std::size_t>((j * s.Hkv + h / G) * s.D + d)]);
         l.push_back(scale * dot);
         m = std::max(m, scale * dot);
       }
+      double den = sinks.empty() ? 0 : std::exp(sinks[static_cast<std::size_t>(h)] - m);
       for (double e : l) den += std::exp(e - m);
-      den += std::exp(sinks[static_cast<std::size_t>(h)] - m);
       const double want = m + std::log(den);
       CHECK(std::fabs(lse[static_cast<std::size_t>(h * s.Sq + i)] - want) <= 1e-6 * (1 + std::fabs(want)));
     }
-  SECTION("rows with nothing visible: -inf without a sink") {
+}
+
+}  // namespace
+
+TEST_CASE("attention: log_sum_exp output is the log of the softmax denominator", "[backward]") {
+  SECTION("prefill shape, sinks (one larger than every logit)") {
+    check_lse(data({.B = 1, .Sq = 70, .Sk = 90, .Hq = 2, .Hkv = 1, .D = 16, .Dv = 8}), {0.3, 4.0});
+  }
+  SECTION("decode shape: keys split into chunks merged by log-sum-exp") {
+    check_lse(data({.B = 1, .Sq = 1, .Sk = 4300, .Hq = 2, .Hkv = 1, .D = 16, .Dv = 8}), {});
+    check_lse(data({.B = 1, .Sq = 1, .Sk = 4300, .Hq = 2, .Hkv = 1, .D = 16, .Dv = 8}), {1.0, -3.0});
+  }
+  SECTION("rows with nothing visible: -inf without a sink, the sink with one") {
+    const data x({.B = 1, .Sq = 4, .Sk = 6, .Hq = 2, .Hkv = 1, .D = 8, .Dv = 8});
     const std::vector<std::int64_t> none{0};
-    std::vector<float> l1(static_cast<std::size_t>(s.Hq * s.Sq));
-    posenc::attention(tensor_view<const float>::bthd(x.q.data(), 1, s.Sq, s.Hq, s.D),
-                      tensor_view<const float>::bthd(x.k.data(), 1, s.Sk, s.Hkv, s.D),
-                      tensor_view<const float>::bthd(x.v.data(), 1, s.Sk, s.Hkv, s.Dv),
-                      tensor_view<float>::bthd(out.data(), 1, s.Sq, s.Hq, s.Dv), posenc::no_position{},
-                      {.key_lengths = none}, {.log_sum_exp = l1});
+    const std::vector<double> sinks{0.25, -2.0};
+    std::vector<float> l1(8), l2(8), out(x.dout.size());
+    auto run = [&](const attention_options& o, std::vector<float>& l) {
+      posenc::attention(tensor_view<const float>::bthd(x.q.data(), 1, 4, 2, 8),
+                        tensor_view<const float>::bthd(x.k.data(), 1, 6, 1, 8),
+                        tensor_view<const float>::bthd(x.v.data(), 1, 6, 1, 8),
+                        tensor_view<float>::bthd(out.data(), 1, 4, 2, 8), posenc::no_position{}, o, {.log_sum_exp = l});
+    };
+    run({.key_lengths = none}, l1);
     for (float e : l1) CHECK(e == -std::numeric_limits<float>::infinity());
+    run({.key_lengths = none, .sinks = sinks}, l2);
+    for (std::size_t n = 0; n < l2.size(); ++n) CHECK(l2[n] == static_cast<float>(sinks[n / 4]));
   }
 }
 

@@ -446,8 +446,8 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
 /// sdpa_backward does. All float, any strides; the gradients must not overlap any input. Same
 /// options as the forward (every mask, soft-cap, sinks, GQA/MQA, scale x the encoder's
 /// multiplier); `fast` gives the executor and the tile sizes (key_tile, query_tile,
-/// max_bias_table), which must be the forward's for the offsets to match its tiles' biases
-/// exactly only in rounding: any valid values give the same gradients within the bound.
+/// max_bias_table); they need not be the forward's (any valid values give gradients within the
+/// bound below; log_sum_exp is ignored here).
 /// Accuracy (tests/attention/backward_fast_test.cpp): with A = max |logit| of the call, each
 /// gradient tensor is within 1e-6 (1 + A) x max |sdpa_backward| of sdpa_backward on the same
 /// inputs (fp32 products of length D, Dv, Sq or Sk: docs/training.md). Bit-identical for any thread
