@@ -374,3 +374,48 @@ TEST_CASE("attention_backward: invalid arguments are refused by name", "[backwar
   names([&] { run(lse, tensor_view<float>::bthd(out.data(), 1, 4, 2, 8)); }, "dq");
   names([&] { run(lse, tensor_view<float>::bthd(g.data(), 1, 3, 2, 8)); }, "dq (vs q)");
 }
+
+TEST_CASE("attention_backward: strided (head-major) views give the same bits", "[backward]") {
+  // The same problem laid out [B, H, S, D] for every tensor, gradients included: the backward
+  // reads every input through its view and packs its own tiles, so the results are identical.
+  const data x({.B = 2, .Sq = 70, .Sk = 90, .Hq = 4, .Hkv = 2, .D = 16, .Dv = 8});
+  const auto s = x.s;
+  const auto rope = posenc::rope({.head_dim = 16});
+  const attention_options o{.causal = true};
+  const result a = run_fused(x, rope, o, 0);
+  std::vector<float> out(x.dout.size());
+  {
+    std::vector<float> lse(a.lse.size());
+    posenc::attention(tensor_view<const float>::bthd(x.q.data(), s.B, s.Sq, s.Hq, s.D),
+                      tensor_view<const float>::bthd(x.k.data(), s.B, s.Sk, s.Hkv, s.D),
+                      tensor_view<const float>::bthd(x.v.data(), s.B, s.Sk, s.Hkv, s.Dv),
+                      tensor_view<float>::bthd(out.data(), s.B, s.Sq, s.Hq, s.Dv), rope, o, {.log_sum_exp = lse});
+    REQUIRE(lse == a.lse);
+  }
+  // head-major copies
+  auto head_major = [](const std::vector<float>& t, std::ptrdiff_t B, std::ptrdiff_t S, std::ptrdiff_t H,
+                       std::ptrdiff_t D) {
+    std::vector<float> r(t.size());
+    const auto from = tensor_view<const float>::bthd(t.data(), B, S, H, D);
+    const auto to = tensor_view<float>::bhtd(r.data(), B, H, S, D);
+    for (std::ptrdiff_t b = 0; b < B; ++b)
+      for (std::ptrdiff_t i = 0; i < S; ++i)
+        for (std::ptrdiff_t h = 0; h < H; ++h)
+          for (std::ptrdiff_t d = 0; d < D; ++d) to(b, i, h, d) = from(b, i, h, d);
+    return r;
+  };
+  const auto q = head_major(x.q, s.B, s.Sq, s.Hq, s.D), k = head_major(x.k, s.B, s.Sk, s.Hkv, s.D),
+             v = head_major(x.v, s.B, s.Sk, s.Hkv, s.Dv), o2 = head_major(out, s.B, s.Sq, s.Hq, s.Dv),
+             dout = head_major(x.dout, s.B, s.Sq, s.Hq, s.Dv);
+  std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
+  using cv = tensor_view<const float>;
+  posenc::attention_backward(cv::bhtd(q.data(), s.B, s.Hq, s.Sq, s.D), cv::bhtd(k.data(), s.B, s.Hkv, s.Sk, s.D),
+                             cv::bhtd(v.data(), s.B, s.Hkv, s.Sk, s.Dv), cv::bhtd(o2.data(), s.B, s.Hq, s.Sq, s.Dv),
+                             std::span<const float>(a.lse), cv::bhtd(dout.data(), s.B, s.Hq, s.Sq, s.Dv),
+                             tensor_view<float>::bhtd(dq.data(), s.B, s.Hq, s.Sq, s.D),
+                             tensor_view<float>::bhtd(dk.data(), s.B, s.Hkv, s.Sk, s.D),
+                             tensor_view<float>::bhtd(dv.data(), s.B, s.Hkv, s.Sk, s.Dv), rope, o);
+  CHECK(dq == head_major(a.dq, s.B, s.Sq, s.Hq, s.D));
+  CHECK(dk == head_major(a.dk, s.B, s.Sk, s.Hkv, s.D));
+  CHECK(dv == head_major(a.dv, s.B, s.Sk, s.Hkv, s.Dv));
+}
