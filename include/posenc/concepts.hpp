@@ -114,6 +114,66 @@ concept has_softmax_scale_multiplier = requires(const E& e) {
   { e.softmax_scale_multiplier() } -> std::convertible_to<double>;
 };
 
+/// Training (docs/training.md). Trainable parameters: `parameter_count()` values, laid out as the
+/// encoder's constructor tables, one after the other, row-major; the backward's parameter
+/// gradients are spans of that many doubles in that layout. An encoder without it has nothing to
+/// learn (NoPE, sinusoidal, ALiBi, RoPE and its scalings, xPos, mRoPE, temperature): its backward
+/// only maps the gradients of q, k (or of the embeddings) through the hook.
+template <class E>
+concept trainable_encoding = positional_encoding<E> && requires(const E& e) {
+  { e.parameter_count() } -> std::convertible_to<std::ptrdiff_t>;
+};
+
+/// Whether an encoder has trainable parameters (the hook a training loop asks).
+template <class E>
+inline constexpr bool has_trainable_parameters = trainable_encoding<E>;
+
+/// Backward of hook 2: `transform_q_backward(dq, positions)` / `transform_k_backward(dk, positions)`
+/// turn, in place, the gradient w.r.t. the transformed rows into the gradient w.r.t. the rows
+/// before the transform: the transpose of the forward's map at those positions. Every shipped
+/// transform is linear in q and k (a rotation times a magnitude, an xPos or temperature scale), so
+/// its transpose needs no saved activations: RoPE's is the inverse rotation times M.
+template <class E>
+concept qk_transform_backward_encoding = qk_transform_encoding<E> &&
+    requires(const E& e, tensor_view<float> xf, tensor_view<double> xd, std::span<const std::int64_t> pos) {
+  e.transform_q_backward(xf, pos);
+  e.transform_k_backward(xf, pos);
+  e.transform_q_backward(xd, pos);
+  e.transform_k_backward(xd, pos);
+};
+
+/// Backward of hook 1 with parameters (learned tables): `accumulate_add_gradient(p, d_row, grad)`
+/// adds the gradient of the embedding row at position p (the sum after add()) to the gradient of
+/// the parameter row it read (a scatter-add), for float and double rows.
+template <class E>
+concept trainable_additive_encoding = additive_encoding<E> && trainable_encoding<E> &&
+    requires(const E& e, std::int64_t p, std::span<const float> rf, std::span<const double> rd, std::span<double> g) {
+  e.accumulate_add_gradient(p, rf, g);
+  e.accumulate_add_gradient(p, rd, g);
+};
+
+/// Backward of hook 3 with parameters (T5 buckets): `accumulate_bias_gradient(h, pos_q, pos_k, d, grad)`
+/// adds d, the gradient of the logit of that pair, to the gradient of the parameter bias() read.
+template <class E>
+concept trainable_score_bias_encoding = score_bias_encoding<E> && trainable_encoding<E> &&
+    requires(const E& e, std::ptrdiff_t h, std::int64_t i, std::int64_t j, double d, std::span<double> g) {
+  e.accumulate_bias_gradient(h, i, j, d, g);
+};
+
+/// Backward of hook 4 with parameters (Shaw tables): `accumulate_relative_key_gradient(h, pos_q,
+/// pos_k, w, x, grad)` adds w * x (x: head_dim() values, float or double) to the gradient of the
+/// aK row relative_key(h, pos_q, pos_k) returned; `accumulate_relative_value_gradient` likewise for
+/// the aV row (nothing when the encoder has no value term).
+template <class E>
+concept trainable_relative_kv_encoding = relative_kv_encoding<E> && trainable_encoding<E> &&
+    requires(const E& e, std::ptrdiff_t h, std::int64_t i, std::int64_t j, double w, std::span<const float> xf,
+             std::span<const double> xd, std::span<double> g) {
+  e.accumulate_relative_key_gradient(h, i, j, w, xf, g);
+  e.accumulate_relative_key_gradient(h, i, j, w, xd, g);
+  e.accumulate_relative_value_gradient(h, i, j, w, xf, g);
+  e.accumulate_relative_value_gradient(h, i, j, w, xd, g);
+};
+
 /// The hooks an encoder models, as bits, for static checks and diagnostics.
 enum hook : unsigned {
   hook_none = 0,

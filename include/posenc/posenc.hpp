@@ -61,6 +61,8 @@
 #include <posenc/attention/mask.hpp>
 #include <posenc/attention/sdpa.hpp>
 #include <posenc/attention/attention.hpp>
+#include <posenc/attention/sdpa_backward.hpp>
+#include <posenc/attention/attention_backward.hpp>
 #include <posenc/attention/kv_cache.hpp>
 #if __has_include(<Eigen/Core>)  // the attention layer is optional: it needs Eigen (posenc::eigen)
 #include <posenc/attention/eigen_interop.hpp>

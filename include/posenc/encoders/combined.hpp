@@ -16,6 +16,12 @@
 
 namespace posenc::inline v0 {
 
+namespace detail {
+/// A part without a q/k transform needs no backward for it; one with a transform must have one.
+template <class X>
+inline constexpr bool qk_backward_ok = !qk_transform_encoding<X> || qk_transform_backward_encoding<X>;
+}  // namespace detail
+
 template <positional_encoding A, positional_encoding B>
 requires(!(relative_kv_encoding<A> && relative_kv_encoding<B>)) class combined {
  public:
@@ -100,6 +106,54 @@ requires(!(relative_kv_encoding<A> && relative_kv_encoding<B>)) class combined {
       return b_.relative_value(h, i, j);
   }
 
+  // Training (docs/training.md): A's parameters, then B's; backward transforms run B's then A's.
+  [[nodiscard]] std::ptrdiff_t parameter_count() const requires trainable_encoding<A> || trainable_encoding<B> {
+    return count_of(a_) + count_of(b_);
+  }
+  template <class T>
+      void transform_q_backward(tensor_view<T> dq, std::span<const std::int64_t> pos) const
+      requires(qk_transform_encoding<A> || qk_transform_encoding<B>) &&
+      detail::qk_backward_ok<A>&& detail::qk_backward_ok<B> {
+    if constexpr (qk_transform_encoding<B>) b_.transform_q_backward(dq, pos);
+    if constexpr (qk_transform_encoding<A>) a_.transform_q_backward(dq, pos);
+  }
+  template <class T>
+      void transform_k_backward(tensor_view<T> dk, std::span<const std::int64_t> pos) const
+      requires(qk_transform_encoding<A> || qk_transform_encoding<B>) &&
+      detail::qk_backward_ok<A>&& detail::qk_backward_ok<B> {
+    if constexpr (qk_transform_encoding<B>) b_.transform_k_backward(dk, pos);
+    if constexpr (qk_transform_encoding<A>) a_.transform_k_backward(dk, pos);
+  }
+  template <class T>
+  void accumulate_add_gradient(std::int64_t p, std::span<const T> d_row, std::span<double> grad) const requires
+      trainable_additive_encoding<A> || trainable_additive_encoding<B> {
+    if constexpr (trainable_additive_encoding<A>) a_.accumulate_add_gradient(p, d_row, first_part(grad));
+    if constexpr (trainable_additive_encoding<B>) b_.accumulate_add_gradient(p, d_row, second_part(grad));
+  }
+  void accumulate_bias_gradient(std::ptrdiff_t h, std::int64_t i, std::int64_t j, double d, std::span<double> grad)
+      const requires trainable_score_bias_encoding<A> || trainable_score_bias_encoding<B> {
+    if constexpr (trainable_score_bias_encoding<A>) a_.accumulate_bias_gradient(h, i, j, d, first_part(grad));
+    if constexpr (trainable_score_bias_encoding<B>) b_.accumulate_bias_gradient(h, i, j, d, second_part(grad));
+  }
+  template <class T>
+  void accumulate_relative_key_gradient(std::ptrdiff_t h, std::int64_t i, std::int64_t j, double w,
+                                        std::span<const T> x, std::span<double> grad) const requires
+      trainable_relative_kv_encoding<A> || trainable_relative_kv_encoding<B> {
+    if constexpr (trainable_relative_kv_encoding<A>)
+      a_.accumulate_relative_key_gradient(h, i, j, w, x, first_part(grad));
+    else
+      b_.accumulate_relative_key_gradient(h, i, j, w, x, second_part(grad));
+  }
+  template <class T>
+  void accumulate_relative_value_gradient(std::ptrdiff_t h, std::int64_t i, std::int64_t j, double w,
+                                          std::span<const T> x, std::span<double> grad) const requires
+      trainable_relative_kv_encoding<A> || trainable_relative_kv_encoding<B> {
+    if constexpr (trainable_relative_kv_encoding<A>)
+      a_.accumulate_relative_value_gradient(h, i, j, w, x, first_part(grad));
+    else
+      b_.accumulate_relative_value_gradient(h, i, j, w, x, second_part(grad));
+  }
+
   // Softmax-scale correction of either part (DeepSeek YaRN)
   [[nodiscard]] double softmax_scale_multiplier() const requires has_softmax_scale_multiplier<A> ||
       has_softmax_scale_multiplier<B> {
@@ -110,6 +164,20 @@ requires(!(relative_kv_encoding<A> && relative_kv_encoding<B>)) class combined {
   }
 
  private:
+  template <class X>
+  static std::ptrdiff_t count_of(const X& x) {
+    if constexpr (trainable_encoding<X>)
+      return static_cast<std::ptrdiff_t>(x.parameter_count());
+    else
+      return 0;
+  }
+  [[nodiscard]] std::span<double> first_part(std::span<double> g) const {
+    return g.first(static_cast<std::size_t>(count_of(a_)));
+  }
+  [[nodiscard]] std::span<double> second_part(std::span<double> g) const {
+    return g.subspan(static_cast<std::size_t>(count_of(a_)));
+  }
+
   A a_;
   B b_;
 };

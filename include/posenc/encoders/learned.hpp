@@ -90,6 +90,38 @@ class learned_absolute {
     for (std::size_t c = 0; c < e.size(); ++c) row_out[c] += static_cast<T>(e[c]);
   }
 
+  /// Trainable (trainable_additive_encoding): the table, [max_len, d_model] row-major.
+  [[nodiscard]] std::ptrdiff_t parameter_count() const noexcept { return static_cast<std::ptrdiff_t>(max_len_) * d_; }
+
+  /// The backward of add(): grad[row of p] += d_row (d_model values), the row lookup(p) reads
+  /// (nothing under policy `zero` beyond the table). Throws as lookup(), and shape_error naming
+  /// "d_row.size" / "grad.size" for wrong sizes.
+  template <class T>
+  requires std::same_as<T, float> || std::same_as<T, double>
+  void accumulate_add_gradient(std::int64_t p, std::span<const T> d_row, std::span<double> grad) const {
+    detail::require_shape(static_cast<std::ptrdiff_t>(d_row.size()) == d_, "d_row.size", d_row.size(),
+                          "d_model = " + std::to_string(d_));
+    detail::require_shape(static_cast<std::ptrdiff_t>(grad.size()) == parameter_count(), "grad.size", grad.size(),
+                          "max_len * d_model = " + std::to_string(parameter_count()));
+    const auto e = lookup(p);
+    if (e.empty()) return;
+    double* g = grad.data() + (e.data() - table_->data());  // the row lookup() chose, in grad's layout
+    for (std::size_t c = 0; c < d_row.size(); ++c) g[c] += static_cast<double>(d_row[c]);
+  }
+
+  /// Scatter-add of a batch: grad[row of positions[t]] += dx[t * d_model, (t + 1) * d_model) for
+  /// every t (dx holds positions.size() rows of d_model values). Throws as accumulate_add_gradient.
+  template <class T>
+  requires std::same_as<T, float> || std::same_as<T, double>
+  void accumulate_gradient(std::span<const std::int64_t> positions, std::span<const T> dx,
+                           std::span<double> grad) const {
+    detail::require_shape(dx.size() == positions.size() * static_cast<std::size_t>(d_), "dx.size", dx.size(),
+                          "positions.size() * d_model");
+    for (std::size_t t = 0; t < positions.size(); ++t)
+      accumulate_add_gradient(positions[t], dx.subspan(t * static_cast<std::size_t>(d_), static_cast<std::size_t>(d_)),
+                              grad);
+  }
+
   /// row = E[p + offset] (zeros under policy `zero` beyond the table). Throws as lookup().
   template <class T>
   requires std::same_as<T, float> || std::same_as<T, double>

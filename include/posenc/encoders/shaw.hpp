@@ -117,6 +117,37 @@ class shaw_relative {
     return row(tables_->value, h, index(pos_q, pos_k));
   }
 
+  /// Trainable (trainable_relative_kv_encoding): the key table, then the value table (absent
+  /// without the value term), each laid out as given to the constructor.
+  [[nodiscard]] std::ptrdiff_t parameter_count() const noexcept {
+    return static_cast<std::ptrdiff_t>(tables_->key.size() + tables_->value.size());
+  }
+  /// grad[A_K row of (h, pos_q, pos_k)] += w * x (x: head_dim values): the backward of relative_key().
+  template <class T>
+  requires std::same_as<T, float> || std::same_as<T, double>
+  void accumulate_relative_key_gradient(std::ptrdiff_t h, std::int64_t pos_q, std::int64_t pos_k, double w,
+                                        std::span<const T> x, std::span<double> grad) const noexcept {
+    accumulate_row(0, h, index(pos_q, pos_k), w, x, grad);
+  }
+  /// grad[A_V row of (h, pos_q, pos_k)] += w * x; nothing without the value term.
+  template <class T>
+  requires std::same_as<T, float> || std::same_as<T, double>
+  void accumulate_relative_value_gradient(std::ptrdiff_t h, std::int64_t pos_q, std::int64_t pos_k, double w,
+                                          std::span<const T> x, std::span<double> grad) const noexcept {
+    if (config_.use_value_term) accumulate_row(tables_->key.size(), h, index(pos_q, pos_k), w, x, grad);
+  }
+  /// The same two for a distance d = pos_k - pos_q (the distance form of the fused backward).
+  template <class T>
+  void accumulate_relative_key_gradient_at_distance(std::ptrdiff_t h, std::int64_t d, double w, std::span<const T> x,
+                                                    std::span<double> grad) const noexcept {
+    accumulate_row(0, h, index_of_distance(d), w, x, grad);
+  }
+  template <class T>
+  void accumulate_relative_value_gradient_at_distance(std::ptrdiff_t h, std::int64_t d, double w, std::span<const T> x,
+                                                      std::span<double> grad) const noexcept {
+    if (config_.use_value_term) accumulate_row(tables_->key.size(), h, index_of_distance(d), w, x, grad);
+  }
+
   /// Distance form (distance_relative_kv_encoding), d = pos_k - pos_q.
   [[nodiscard]] std::span<const double> relative_key_at_distance(std::ptrdiff_t h, std::int64_t d) const noexcept {
     return row(tables_->key, h, index_of_distance(d));
@@ -191,6 +222,17 @@ class shaw_relative {
     const std::int64_t head = config_.shared_across_heads ? 0 : h;
     const auto offset = static_cast<std::size_t>((head * config_.table_rows() + r) * config_.head_dim);
     return std::span<const double>(table).subspan(offset, static_cast<std::size_t>(config_.head_dim));
+  }
+
+  // grad[base + row (h, r)] += w * x, the layout of row() shifted by base (0: keys, key size: values).
+  template <class T>
+  void accumulate_row(std::size_t base, std::ptrdiff_t h, std::int64_t r, double w, std::span<const T> x,
+                      std::span<double> grad) const noexcept {
+    POSENC_ASSERT(static_cast<std::ptrdiff_t>(x.size()) == config_.head_dim &&
+                  static_cast<std::ptrdiff_t>(grad.size()) == parameter_count());
+    const std::int64_t head = config_.shared_across_heads ? 0 : h;
+    double* g = grad.data() + base + static_cast<std::size_t>((head * config_.table_rows() + r) * config_.head_dim);
+    for (std::size_t d = 0; d < x.size(); ++d) g[d] += w * static_cast<double>(x[d]);
   }
 
   shaw_relative_config config_;

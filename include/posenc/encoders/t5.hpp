@@ -175,6 +175,23 @@ class t5_bias {
     return (*table_)[static_cast<std::size_t>(b * config_.num_heads + h)];
   }
 
+  /// Trainable (trainable_score_bias_encoding): the table, [num_buckets, num_heads] row-major.
+  [[nodiscard]] std::ptrdiff_t parameter_count() const noexcept {
+    return static_cast<std::ptrdiff_t>(config_.num_buckets) * config_.num_heads;
+  }
+  /// grad[bucket(pos_k - pos_q), h] += d: the backward of bias() (d = the gradient of that logit).
+  void accumulate_bias_gradient(std::ptrdiff_t h, std::int64_t pos_q, std::int64_t pos_k, double d,
+                                std::span<double> grad) const noexcept {
+    accumulate_bias_gradient_at_distance(h, detail::saturating_difference(pos_k, pos_q), d, grad);
+  }
+  /// The same for a distance d = pos_k - pos_q (the distance form of the fused backward).
+  void accumulate_bias_gradient_at_distance(std::ptrdiff_t h, std::int64_t dist, double d,
+                                            std::span<double> grad) const noexcept {
+    POSENC_ASSERT(h >= 0 && h < config_.num_heads && static_cast<std::ptrdiff_t>(grad.size()) == parameter_count());
+    const auto b = static_cast<std::ptrdiff_t>(buckets_(dist));
+    grad[static_cast<std::size_t>(b * config_.num_heads + h)] += d;
+  }
+
   /// Distance form (distance_bias_encoding): bias(h, q, k) = bias_at_distance(h, k - q).
   [[nodiscard]] double bias_at_distance(std::ptrdiff_t h, std::int64_t d) const noexcept {
     const auto b = static_cast<std::ptrdiff_t>(buckets_(d));

@@ -105,6 +105,15 @@ class attention_temperature {
   template <storage_type T>
   void transform_k(tensor_view<T>, std::span<const std::int64_t>) const noexcept {}
 
+  /// Backward (qk_transform_backward_encoding): the scale is its own transpose, so the gradient
+  /// w.r.t. the unscaled query is the incoming one times the same factor; keys pass through.
+  template <storage_type T>
+  void transform_q_backward(tensor_view<T> dq, std::span<const std::int64_t> positions) const {
+    transform_q(dq, positions);
+  }
+  template <storage_type T>
+  void transform_k_backward(tensor_view<T>, std::span<const std::int64_t>) const noexcept {}
+
  private:
   attention_temperature_config cfg_;
   bool integral_ = false;

@@ -151,6 +151,15 @@ class mrope {
     rope_.transform_k(k, positions);
   }
 
+  /// Backward of the plain entries (qk_transform_backward_encoding): rope's transpose.
+  template <storage_type T>
+  void transform_q_backward(tensor_view<T> dq, std::span<const std::int64_t> positions) const {
+    rope_.transform_q_backward(dq, positions);
+  }
+  template <storage_type T>
+  void transform_k_backward(tensor_view<T> dk, std::span<const std::int64_t> positions) const {
+    rope_.transform_k_backward(dk, positions);
+  }
   /// Explicit streams: t, h, w each hold batch * tokens positions.
   template <storage_type T>
   void transform_q(tensor_view<T> q, const mrope_streams& s) const {
@@ -160,15 +169,29 @@ class mrope {
   void transform_k(tensor_view<T> k, const mrope_streams& s) const {
     rotate_streams(k, s);
   }
+  /// Backward of the explicit-stream entries: the transpose M R(-angle) of each pair's rotation.
   template <storage_type T>
-  void rotate_streams(tensor_view<T> x, const mrope_streams& s) const {
+  void transform_q_backward(tensor_view<T> dq, const mrope_streams& s) const {
+    rotate_streams(dq, s, kernels::rotation::inverse);
+  }
+  template <storage_type T>
+  void transform_k_backward(tensor_view<T> dk, const mrope_streams& s) const {
+    rotate_streams(dk, s, kernels::rotation::inverse);
+  }
+  /// `dir` inverse: the transpose of the forward (angles negated, magnitude M kept), the backward.
+  template <storage_type T>
+  void rotate_streams(tensor_view<T> x, const mrope_streams& s,
+                      kernels::rotation dir = kernels::rotation::forward) const {
     detail::require_rotation_sizes(x, s.t.size(), head_dim(), "streams.t");
     detail::require_shape(s.h.size() == s.t.size(), "streams.h", s.h.size(), "streams.t.size()");
     detail::require_shape(s.w.size() == s.t.size(), "streams.w", s.w.size(), "streams.t.size()");
-    rotate_with(x, [&](std::ptrdiff_t i) {
-      const auto u = static_cast<std::size_t>(i);
-      return std::array<std::int64_t, 3>{s.t[u], s.h[u], s.w[u]};
-    });
+    rotate_with(
+        x,
+        [&](std::ptrdiff_t i) {
+          const auto u = static_cast<std::size_t>(i);
+          return std::array<std::int64_t, 3>{s.t[u], s.h[u], s.w[u]};
+        },
+        dir);
   }
 
   /// An encoder whose positions are cache positions mapped through `ids` (see the header banner).
@@ -176,9 +199,11 @@ class mrope {
   [[nodiscard]] mrope_bound bind(mrope_position_ids ids) const;
 
   /// Rotates x ([B, S, H, D]) with streams(i) -> {t, h, w} for item i = b * S + s. Tokens with three
-  /// equal streams get bit-for-bit the rows plain rope computes.
+  /// equal streams get bit-for-bit the rows plain rope computes. `dir` inverse with the same rows
+  /// (magnitude M kept) is the transpose, the backward.
   template <storage_type T, class Streams>
-  void rotate_with(tensor_view<T> x, Streams&& streams) const noexcept {
+  void rotate_with(tensor_view<T> x, Streams&& streams,
+                   kernels::rotation dir = kernels::rotation::forward) const noexcept {
     using C = compute_t<T>;
     const auto f = detail::view_of(rope_.base_frequencies());
     const int P = f.pairs;
@@ -187,32 +212,35 @@ class mrope {
     const std::ptrdiff_t chunk = std::max<std::ptrdiff_t>(1, detail::kRowBuffer / P);
     detail::scratch<std::int64_t, detail::kRowBuffer> pt(chunk), ph(chunk), pw(chunk);
     detail::scratch<C, detail::kRowBuffer> oc(chunk * P), os(chunk * P);
-    detail::rotate_view(rope_.schedule().geometry(), x, P, [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
-      bool mixed = false;
-      for (std::ptrdiff_t t = 0; t < n; ++t) {
-        const auto p = streams(i0 + t);
-        pt.data()[t] = p[0];
-        ph.data()[t] = p[1];
-        pw.data()[t] = p[2];
-        mixed = mixed || p[1] != p[0] || p[2] != p[0];
-      }
-      // Stream t for every pair, with the same call rope makes; then overwrite h / w pairs of the
-      // tokens whose h / w position differs.
-      detail::fill_angle_rows(f, mode, pt.data(), n, f.magnitude, cos, sin, P);
-      if (!mixed) return;
-      for (int s = 1; s < 3; ++s) {
-        const std::int64_t* ps = s == 1 ? ph.data() : pw.data();
-        detail::fill_angle_rows(f, mode, ps, n, f.magnitude, oc.data(), os.data(), P);
-        for (std::ptrdiff_t t = 0; t < n; ++t) {
-          if (ps[t] == pt.data()[t]) continue;
-          for (int k = 0; k < P; ++k) {
-            if (streams_[static_cast<std::size_t>(k)] != s) continue;
-            cos[t * P + k] = oc.data()[t * P + k];
-            sin[t * P + k] = os.data()[t * P + k];
+    detail::rotate_view(
+        rope_.schedule().geometry(), x, P,
+        [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
+          bool mixed = false;
+          for (std::ptrdiff_t t = 0; t < n; ++t) {
+            const auto p = streams(i0 + t);
+            pt.data()[t] = p[0];
+            ph.data()[t] = p[1];
+            pw.data()[t] = p[2];
+            mixed = mixed || p[1] != p[0] || p[2] != p[0];
           }
-        }
-      }
-    });
+          // Stream t for every pair, with the same call rope makes; then overwrite h / w pairs of the
+          // tokens whose h / w position differs.
+          detail::fill_angle_rows(f, mode, pt.data(), n, f.magnitude, cos, sin, P);
+          if (!mixed) return;
+          for (int s = 1; s < 3; ++s) {
+            const std::int64_t* ps = s == 1 ? ph.data() : pw.data();
+            detail::fill_angle_rows(f, mode, ps, n, f.magnitude, oc.data(), os.data(), P);
+            for (std::ptrdiff_t t = 0; t < n; ++t) {
+              if (ps[t] == pt.data()[t]) continue;
+              for (int k = 0; k < P; ++k) {
+                if (streams_[static_cast<std::size_t>(k)] != s) continue;
+                cos[t * P + k] = oc.data()[t * P + k];
+                sin[t * P + k] = os.data()[t * P + k];
+              }
+            }
+          }
+        },
+        dir);
   }
 
  private:
@@ -245,18 +273,31 @@ class mrope_bound {
   void transform_k(tensor_view<T> k, std::span<const std::int64_t> cache_positions) const {
     apply(k, cache_positions);
   }
+  /// Backward (qk_transform_backward_encoding): the transpose of each token's rotation, in place.
+  template <storage_type T>
+  void transform_q_backward(tensor_view<T> dq, std::span<const std::int64_t> cache_positions) const {
+    apply(dq, cache_positions, kernels::rotation::inverse);
+  }
+  template <storage_type T>
+  void transform_k_backward(tensor_view<T> dk, std::span<const std::int64_t> cache_positions) const {
+    apply(dk, cache_positions, kernels::rotation::inverse);
+  }
 
  private:
   template <storage_type T>
-  void apply(tensor_view<T> x, std::span<const std::int64_t> cache_positions) const {
+  void apply(tensor_view<T> x, std::span<const std::int64_t> cache_positions,
+             kernels::rotation dir = kernels::rotation::forward) const {
     detail::require_shape(x.batch() == ids_->batch, "x.batch", x.batch(), "the position ids' batch");
     detail::require_rotation_sizes(x, cache_positions.size(), head_dim(), "cache_positions");
     const std::ptrdiff_t S = x.tokens();
-    enc_.rotate_with(x, [&](std::ptrdiff_t i) {
-      const std::ptrdiff_t b = S == 0 ? 0 : i / S;
-      const std::int64_t c = cache_positions[static_cast<std::size_t>(i)];
-      return std::array<std::int64_t, 3>{ids_->at(0, b, c), ids_->at(1, b, c), ids_->at(2, b, c)};
-    });
+    enc_.rotate_with(
+        x,
+        [&](std::ptrdiff_t i) {
+          const std::ptrdiff_t b = S == 0 ? 0 : i / S;
+          const std::int64_t c = cache_positions[static_cast<std::size_t>(i)];
+          return std::array<std::int64_t, 3>{ids_->at(0, b, c), ids_->at(1, b, c), ids_->at(2, b, c)};
+        },
+        dir);
   }
 
   mrope enc_;

@@ -89,6 +89,20 @@ class rope {
     apply_schedule(k, positions);
   }
 
+  /// Backward of transform_q / transform_k (qk_transform_backward_encoding): dx, the gradient
+  /// w.r.t. the rotated rows, becomes in place the gradient w.r.t. the rows before rotation. The
+  /// forward multiplies each pair by M R(p w); its transpose is M R(-p w), the inverse rotation
+  /// with the magnitude kept (not 1/M). Same frequencies as the forward call with these positions
+  /// (length-dependent schedules pick them from max(positions) + 1 again); the tail passes through.
+  template <storage_type T>
+  void transform_q_backward(tensor_view<T> dq, std::span<const std::int64_t> positions) const {
+    apply_schedule(dq, positions, true);
+  }
+  template <storage_type T>
+  void transform_k_backward(tensor_view<T> dk, std::span<const std::int64_t> positions) const {
+    apply_schedule(dk, positions, true);
+  }
+
   /// Rotates x by explicit frequencies `f`. forward: R(p w) with magnitude M; inverse: the exact
   /// inverse of forward (angle negated, magnitude 1/M). Uses config().angles.
   template <storage_type T>
@@ -199,25 +213,27 @@ class rope {
   }
 
  private:
+  // transpose: the backward's M R(-p w) (inverse direction, magnitude M) instead of M R(p w).
   template <storage_type T>
-  void apply_schedule(tensor_view<T> x, std::span<const std::int64_t> positions) const {
+  void apply_schedule(tensor_view<T> x, std::span<const std::int64_t> positions, bool transpose = false) const {
+    const auto dir = transpose ? kernels::rotation::inverse : kernels::rotation::forward;
     if (!sched_.length_dependent()) {
-      apply(x, positions, detail::view_of(sched_.base()), kernels::rotation::forward);
+      apply(x, positions, detail::view_of(sched_.base()), dir, transpose);
       return;
     }
     detail::scratch<double, 512> buf(sched_.pairs());
     const auto f = sched_.select(rope_schedule::effective_length(positions),
                                  std::span<double>(buf.data(), static_cast<std::size_t>(sched_.pairs())));
-    apply(x, positions, f, kernels::rotation::forward);
+    apply(x, positions, f, dir, transpose);
   }
 
   template <storage_type T>
   void apply(tensor_view<T> x, std::span<const std::int64_t> positions, const detail::frequencies_view& f,
-             kernels::rotation dir) const {
+             kernels::rotation dir, bool transpose = false) const {
     using C = compute_t<T>;
     expect_sizes(x, positions.size());
     POSENC_ASSERT(f.pairs == sched_.pairs());  // every caller checked its frequencies
-    const double m = dir == kernels::rotation::forward ? f.magnitude : 1.0 / f.magnitude;
+    const double m = dir == kernels::rotation::forward || transpose ? f.magnitude : 1.0 / f.magnitude;
     const angle_mode mode = sched_.config().angles;
     detail::rotate_view(
         sched_.geometry(), x, f.pairs,

@@ -103,28 +103,44 @@ class xpos {
     apply(k, positions, -1.0);
   }
 
+  /// Backward of transform_q / transform_k (qk_transform_backward_encoding): each pair of the
+  /// forward is f R(n w) with f = zeta_k^(+-u(n)), so the gradient w.r.t. the rows before it is
+  /// f R(-n w) applied to the incoming one (the same scale, the inverse rotation), in place.
+  template <storage_type T>
+  void transform_q_backward(tensor_view<T> dq, std::span<const std::int64_t> positions) const {
+    apply(dq, positions, +1.0, kernels::rotation::inverse);
+  }
+  template <storage_type T>
+  void transform_k_backward(tensor_view<T> dk, std::span<const std::int64_t> positions) const {
+    apply(dk, positions, -1.0, kernels::rotation::inverse);
+  }
+
  private:
   template <storage_type T>
-  void apply(tensor_view<T> x, std::span<const std::int64_t> positions, double sign) const {
+  void apply(tensor_view<T> x, std::span<const std::int64_t> positions, double sign,
+             kernels::rotation dir = kernels::rotation::forward) const {
     using C = compute_t<T>;
     // Wrong sizes would read past positions or the head rows: checked in every build (O(1)).
     detail::require_rotation_sizes(x, positions.size(), cfg_.head_dim);
     const auto P = static_cast<int>(cfg_.head_dim / 2);
     const double c = static_cast<double>(center_of(positions));
     const kernels::rope_geometry g{2 * P, 2 * P, 0, cfg_.layout};
-    detail::rotate_view(g, x, P, [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
-      kernels::compute_angles(inv_freq_.data(), P, positions.data() + i0, n, 1.0, cos, sin, P);
-      for (std::ptrdiff_t t = 0; t < n; ++t) {
-        const double u = (static_cast<double>(positions[static_cast<std::size_t>(i0 + t)]) - c) / cfg_.scale_base;
-        for (int k = 0; k < P; ++k) {
-          // zeta_k rounded to 1 (huge gamma) has factor 1 at any u, also u = +-inf (tiny scale_base): not 0 * inf.
-          const double lz = log_zeta_[static_cast<std::size_t>(k)];
-          const double f = lz == 0 ? 1.0 : std::exp(sign * u * lz);
-          cos[t * P + k] = narrow<C>(static_cast<double>(cos[t * P + k]) * f);
-          sin[t * P + k] = narrow<C>(static_cast<double>(sin[t * P + k]) * f);
-        }
-      }
-    });
+    detail::rotate_view(
+        g, x, P,
+        [&](std::ptrdiff_t i0, std::ptrdiff_t n, C* cos, C* sin) {
+          kernels::compute_angles(inv_freq_.data(), P, positions.data() + i0, n, 1.0, cos, sin, P);
+          for (std::ptrdiff_t t = 0; t < n; ++t) {
+            const double u = (static_cast<double>(positions[static_cast<std::size_t>(i0 + t)]) - c) / cfg_.scale_base;
+            for (int k = 0; k < P; ++k) {
+              // zeta_k rounded to 1 (huge gamma) has factor 1 at any u, also u = +-inf (tiny scale_base): not 0 * inf.
+              const double lz = log_zeta_[static_cast<std::size_t>(k)];
+              const double f = lz == 0 ? 1.0 : std::exp(sign * u * lz);
+              cos[t * P + k] = narrow<C>(static_cast<double>(cos[t * P + k]) * f);
+              sin[t * P + k] = narrow<C>(static_cast<double>(sin[t * P + k]) * f);
+            }
+          }
+        },
+        dir);
   }
 
   // double -> C with an explicit overflow to +-inf (out-of-range float conversion is undefined).

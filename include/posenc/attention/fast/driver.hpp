@@ -114,6 +114,7 @@ struct call {
   // or round_q_bf16_dot), row (b, i, h) at qk_q + ((b Sq + i) Hq + h) D; null: the kernel reads q rows
   const float* qk_q = nullptr;
   bool merge_o = false;  // bfloat16 V in place (not the dot kernel): o rows in pair order until merge_o_bf16
+  float* lse = nullptr;  // fast_attention_options::log_sum_exp, [B, Hq, Sq], or null
 
   [[nodiscard]] std::ptrdiff_t table_index(distance_range r, std::int64_t d) const noexcept {
     return static_cast<std::ptrdiff_t>(std::clamp(d, r.lo, r.hi) - r.lo);
@@ -189,10 +190,25 @@ void add_buckets(const C& c, const tile_summary& ks, std::int64_t pos_q, std::pt
   for (int j = 0; j < nk; ++j) bk[c.table_index(c.srange, sat_sub(pk[j], pos_q))] += p[j];
 }
 
+/// The row's log-sum-exp over its logits and sink (attention_backward's input): m and l are the
+/// running max and sum of the logits less the table path's query bias, which is added back.
+template <class C>
+float row_log_sum_exp(const C& c, std::ptrdiff_t b, std::ptrdiff_t i, std::ptrdiff_t h, float m, float l) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const double qb = table_query_bias(c.enc, c, h, c.pq[static_cast<std::size_t>(b * c.Sq + i)]);
+  const bool sink = !c.o.sinks.empty();
+  const double s = sink ? c.o.sinks[static_cast<std::size_t>(h)] - qb : -inf, hi = std::max<double>(m, s);
+  if (l != l) return l;
+  if (hi == -inf || hi == inf) return static_cast<float>(hi);
+  const double den = (m == -inf ? 0.0 : l * std::exp(m - hi)) + (sink ? std::exp(s - hi) : 0.0);
+  return static_cast<float>(qb + hi + std::log(den));
+}
+
 /// Writes row r's result: o / l, with the sink (shifted by the row's query bias) in the denominator.
 template <class C>
 void finish_row(const C& c, std::ptrdiff_t b, std::ptrdiff_t i, std::ptrdiff_t h, float m, float l, float* o) {
   double den = l, f = 1;
+  if (c.lse != nullptr) c.lse[(b * c.Hq + h) * c.Sq + i] = row_log_sum_exp(c, b, i, h, m, l);
   if (!c.o.sinks.empty()) {
     const double sink = c.o.sinks[static_cast<std::size_t>(h)] -
                         table_query_bias(c.enc, c, h, c.pq[static_cast<std::size_t>(b * c.Sq + i)]);
@@ -540,6 +556,9 @@ void validate_call(tensor_view<const float> q, tensor_view<const TK> k, tensor_v
     detail::require(false, "fast_attention.split_keys", f.split_keys,
                     "a positive multiple of key_tile = " + std::to_string(f.key_tile));
   detail::require(f.max_bias_table >= 0, "fast_attention.max_bias_table", f.max_bias_table, ">= 0");
+  if (!f.log_sum_exp.empty())
+    detail::require_shape(f.log_sum_exp.size() == static_cast<std::size_t>(q.batch() * q.heads() * q.tokens()),
+                          "fast_attention.log_sum_exp", f.log_sum_exp.size(), "batch * q.heads * q.tokens (or empty)");
   detail::require_encoder_fits(enc, q.dim(), q.heads());
 }
 
@@ -624,6 +643,7 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
     c.chunks = (c.nkt + c.chunk_tiles - 1) / c.chunk_tiles;
   }
   c.chunk_tiles = std::max<std::ptrdiff_t>(c.chunk_tiles, 1);
+  c.lse = f.log_sum_exp.empty() ? nullptr : f.log_sum_exp.data();
 
   // tile summaries
   tile_summary* qsum = detail::grow(ws.tiles, static_cast<std::size_t>(B * (c.nqt + c.nkt)));
@@ -759,6 +779,11 @@ void fast_attention(tensor_view<const float> q, tensor_view<const TK> k, tensor_
       for (std::ptrdiff_t i = 0; i < Sq; ++i)
         for (std::ptrdiff_t h = 0; h < Hq; ++h)
           for (std::ptrdiff_t d = 0; d < v.dim(); ++d) out(b, i, h, d) = 0.0f;
+    for (std::size_t n = 0; n < f.log_sum_exp.size(); ++n)  // [B, Hq, Sq]: the sink alone, or nothing
+      f.log_sum_exp[n] =
+          o.sinks.empty()
+              ? -std::numeric_limits<float>::infinity()
+              : static_cast<float>(o.sinks[(n / static_cast<std::size_t>(Sq)) % static_cast<std::size_t>(Hq)]);
     return;
   }
 

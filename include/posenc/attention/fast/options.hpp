@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 
 #include <posenc/core/parallel.hpp>
 
@@ -47,6 +48,10 @@ struct fast_attention_options {
   /// Ignored (the exact kernels run) where the CPU lacks the instruction, for float/float16 storage,
   /// and on the packed (prefill) path.
   bool bf16_dot_products = true;
+  /// Optional output for training: the natural log of each row's softmax denominator over its
+  /// logits and sink, [B, Hq, Sq] row-major (-inf for a row that attends to nothing), what
+  /// posenc::attention_backward recomputes the weights from (docs/training.md). Empty: not written.
+  std::span<float> log_sum_exp{};
 };
 
 }  // namespace posenc::inline v0
