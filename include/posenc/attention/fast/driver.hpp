@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <span>
@@ -95,6 +96,49 @@ struct in_place_kernels {
   decltype(std::declval<attention_kernels::tile_kernels>().template pv_heads<TV>()) pv = nullptr;
 };
 
+/// K or V rows as the work items read them: a strided view, or one sequence's blocks of a paged
+/// cache (attention/paged.hpp: the pool is a view [blocks, block_size, heads, dim], key j of the
+/// sequence is slot j % block_size of block blocks[j / block_size]; b is then 0).
+template <class T>
+struct kv_rows {
+  tensor_view<const T> view;
+  const std::int32_t* blocks = nullptr;  // paged: the sequence's block ids; null: view is the operand
+  std::ptrdiff_t block_size = 0;
+
+  [[nodiscard]] const T* row(std::ptrdiff_t b, std::ptrdiff_t j, std::ptrdiff_t h) const noexcept {
+    if (blocks == nullptr) return view.row(b, j, h);
+    return view.row(blocks[j / block_size], j % block_size, h);
+  }
+  [[nodiscard]] std::ptrdiff_t stride(axis a) const noexcept { return view.stride(a); }
+  /// Keys from j on that lie one token stride apart: all for a view, the rest of j's block if paged.
+  [[nodiscard]] std::ptrdiff_t run(std::ptrdiff_t j) const noexcept {
+    return blocks == nullptr ? std::numeric_limits<std::ptrdiff_t>::max() : block_size - j % block_size;
+  }
+};
+
+/// Rows of one key tile for the in-place kernels: key a of head gi at p + a ts + gi hs.
+template <class T>
+struct tile_rows {
+  const T* p;
+  std::ptrdiff_t ts, hs;
+};
+
+/// The K/V tile load of the decode path: keys j0 .. j0 + nk - 1 of kv heads g .. g + heads - 1 in
+/// place when they lie one token stride apart (a view; a tile inside one block of a paged cache),
+/// else copied into `stage` as [nk][heads][dim] (a tile spanning blocks). The kernels read the same
+/// values either way, so the result does not depend on where the tile lives.
+template <class T>
+tile_rows<T> decode_tile(const kv_rows<T>& x, std::ptrdiff_t b, std::ptrdiff_t j0, int nk, std::ptrdiff_t g,
+                         std::ptrdiff_t heads, std::ptrdiff_t dim, std::vector<std::byte>& stage) {
+  if (x.run(j0) >= nk) return {x.row(b, j0, g), x.stride(axis::token), x.stride(axis::head)};
+  const auto row_bytes = static_cast<std::size_t>(dim) * sizeof(T);
+  std::byte* buf = detail::grow(stage, static_cast<std::size_t>(nk * heads) * row_bytes);
+  for (int j = 0; j < nk; ++j)
+    for (std::ptrdiff_t gi = 0; gi < heads; ++gi)
+      std::memcpy(buf + static_cast<std::size_t>(j * heads + gi) * row_bytes, x.row(b, j0 + j, g + gi), row_bytes);
+  return {reinterpret_cast<const T*>(buf), heads * dim, dim};
+}
+
 /// The per-call tables of stage 2 (build_tables): what the work items read besides the operands.
 struct call_tables {
   const tile_summary *qsum = nullptr, *ksum = nullptr;  // [B][nqt], [B][nkt]
@@ -117,8 +161,8 @@ struct call {
   const attention_kernels::tile_kernels& kern;
   in_place_kernels<TK, TV> in_place;
   tensor_view<const float> q;
-  tensor_view<const TK> k;
-  tensor_view<const TV> v;
+  kv_rows<TK> k;
+  kv_rows<TV> v;
   tensor_view<float> out;
   std::span<const std::int64_t> pq, pk;
   float scale = 1;
@@ -450,20 +494,29 @@ void load_kv_tile(const call<E, TK, TV>& c, std::ptrdiff_t b, std::ptrdiff_t g, 
                   float* vt) {
   const plan& p = c.p;
   const std::ptrdiff_t TK_ = p.TK, D = p.D, kds = c.k.stride(axis::dim), vds = c.v.stride(axis::dim);
-  if (kds == 1)
-    c.kern.template pack_kt<TK>()(c.k.row(b, j0, g), c.k.stride(axis::token), nk, static_cast<int>(D), kt, TK_);
-  else
-    for (int j = 0; j < nk; ++j) {
-      const TK* kr = c.k.row(b, j0 + j, g);
-      for (std::ptrdiff_t d = 0; d < D; ++d) kt[d * TK_ + j] = static_cast<float>(kr[d * kds]);
-    }
-  if (vds == 1)
-    c.kern.template pack_v<TV>()(c.v.row(b, j0, g), c.v.stride(axis::token), nk, static_cast<int>(p.Dv), vt, p.dvp);
-  else
-    for (int j = 0; j < nk; ++j) {
-      const TV* vr = c.v.row(b, j0 + j, g);
-      for (std::ptrdiff_t d = 0; d < p.Dv; ++d) vt[j * p.dvp + d] = static_cast<float>(vr[d * vds]);
-    }
+  // runs of keys one token stride apart (the whole tile but for a paged tile spanning blocks)
+  for (int a = 0, e = 0; a < nk; a = e) {
+    e = static_cast<int>(std::min<std::ptrdiff_t>(nk, a + c.k.run(j0 + a)));
+    if (kds == 1)
+      c.kern.template pack_kt<TK>()(c.k.row(b, j0 + a, g), c.k.stride(axis::token), e - a, static_cast<int>(D),
+                                    kt + a, TK_);
+    else
+      for (int j = a; j < e; ++j) {
+        const TK* kr = c.k.row(b, j0 + j, g);
+        for (std::ptrdiff_t d = 0; d < D; ++d) kt[d * TK_ + j] = static_cast<float>(kr[d * kds]);
+      }
+  }
+  for (int a = 0, e = 0; a < nk; a = e) {
+    e = static_cast<int>(std::min<std::ptrdiff_t>(nk, a + c.v.run(j0 + a)));
+    if (vds == 1)
+      c.kern.template pack_v<TV>()(c.v.row(b, j0 + a, g), c.v.stride(axis::token), e - a, static_cast<int>(p.Dv),
+                                   vt + a * p.dvp, p.dvp);
+    else
+      for (int j = a; j < e; ++j) {
+        const TV* vr = c.v.row(b, j0 + j, g);
+        for (std::ptrdiff_t d = 0; d < p.Dv; ++d) vt[j * p.dvp + d] = static_cast<float>(vr[d * vds]);
+      }
+  }
   if (nk < TK_)
     for (std::ptrdiff_t d = 0; d < D; ++d) std::fill(kt + d * TK_ + nk, kt + (d + 1) * TK_, 0.0f);
 }
@@ -509,8 +562,6 @@ void decode_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, const 
   const plan& p = c.p;
   item_state it = begin_item(c, sc, w);
   const std::ptrdiff_t TK_ = p.TK, dvp = p.dvp, nq = it.nq, b = w.b, g = it.g;
-  const std::ptrdiff_t kts = c.k.stride(axis::token), khs = c.k.stride(axis::head);
-  const std::ptrdiff_t vts = c.v.stride(axis::token), vhs = c.v.stride(axis::head);
   const tile_summary& qs = c.t.qsum[b * p.nqt + w.qt];
   const auto [kt0, kt1] = p.key_tiles(w);
   for (std::ptrdiff_t kti = kt0; kti < kt1; ++kti) {
@@ -520,30 +571,36 @@ void decode_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, const 
     const std::ptrdiff_t j0 = kti * TK_;
     const int nk = static_cast<int>(std::min<std::ptrdiff_t>(TK_, p.Sk - j0));
     if (cls == tile_class::partial) tile_mask(c, it, j0, nk);
+    const tile_rows<TK> kr = decode_tile(c.k, b, j0, nk, g, p.gpi, p.D, sc.k_stage);
+    const tile_rows<TV> vr = decode_tile(c.v, b, j0, nk, g, p.gpi, p.Dv, sc.v_stage);
     // every kv head, four tokens at a time, prefetching K and V rows ahead
-    c.in_place.qk(it.kq, static_cast<int>(it.Rg), static_cast<int>(p.gpi), c.k.row(b, j0, g), kts, khs, nk,
-                  static_cast<int>(p.D), c.scale, it.s, TK_, c.v.row(b, j0, g),
-                  static_cast<std::ptrdiff_t>(vts * static_cast<std::ptrdiff_t>(sizeof(TV))),
-                  static_cast<std::ptrdiff_t>(vhs * static_cast<std::ptrdiff_t>(sizeof(TV))),
+    c.in_place.qk(it.kq, static_cast<int>(it.Rg), static_cast<int>(p.gpi), kr.p, kr.ts, kr.hs, nk,
+                  static_cast<int>(p.D), c.scale, it.s, TK_, vr.p,
+                  static_cast<std::ptrdiff_t>(vr.ts * static_cast<std::ptrdiff_t>(sizeof(TV))),
+                  static_cast<std::ptrdiff_t>(vr.hs * static_cast<std::ptrdiff_t>(sizeof(TV))),
                   static_cast<std::ptrdiff_t>(p.Dv * static_cast<std::ptrdiff_t>(sizeof(TV))));
     softmax_tile(c, it, ks, cls, j0, nk);
     // As prefill: masked keys whose values are not finite leave the rows to their visible runs.
     const auto masked_nonfinite = [&](int j) {
       for (std::ptrdiff_t gi = 0; gi < p.gpi; ++gi)
-        if (any_nonfinite(c.v.row(b, j0 + j, g + gi), p.Dv)) return true;
+        if (any_nonfinite(vr.p + j * vr.ts + gi * vr.hs, p.Dv)) return true;
       return false;
     };
-    if (cls == tile_class::partial && any_masked_key(it.mk, nq, TK_, nk, masked_nonfinite))
+    if (cls == tile_class::partial && any_masked_key(it.mk, nq, TK_, nk, masked_nonfinite)) {
       for_visible_runs(it.mk, nq, TK_, nk, [&](std::ptrdiff_t t, int a, int e) {
-        c.in_place.pv(it.s + t * TK_ + a, nq * TK_, static_cast<int>(p.G), static_cast<int>(p.gpi),
-                      c.v.row(b, j0 + a, g), vts, vhs, e - a, static_cast<int>(p.Dv), it.o + t * dvp, nq * dvp, nullptr,
-                      0);
+        c.in_place.pv(it.s + t * TK_ + a, nq * TK_, static_cast<int>(p.G), static_cast<int>(p.gpi), vr.p + a * vr.ts,
+                      vr.ts, vr.hs, e - a, static_cast<int>(p.Dv), it.o + t * dvp, nq * dvp, nullptr, 0);
       });
-    else
-      c.in_place.pv(it.s, TK_, static_cast<int>(it.Rg), static_cast<int>(p.gpi), c.v.row(b, j0, g), vts, vhs, nk,
-                    static_cast<int>(p.Dv), it.o, dvp, j0 + TK_ < p.Sk ? c.k.row(b, j0 + TK_, g) : nullptr,
-                    static_cast<std::ptrdiff_t>(std::min<std::ptrdiff_t>(TK_, p.Sk - j0 - TK_) * kts *
-                                                static_cast<std::ptrdiff_t>(sizeof(TK))));
+    } else {
+      // the next tile's K rows asked into L2 during PV, when they lie one token stride apart
+      const std::ptrdiff_t next = j0 + TK_, nn = std::min<std::ptrdiff_t>(TK_, p.Sk - next);
+      const bool prefetch = next < p.Sk && c.k.run(next) >= nn;
+      c.in_place.pv(it.s, TK_, static_cast<int>(it.Rg), static_cast<int>(p.gpi), vr.p, vr.ts, vr.hs, nk,
+                    static_cast<int>(p.Dv), it.o, dvp, prefetch ? c.k.row(b, next, g) : nullptr,
+                    prefetch ? static_cast<std::ptrdiff_t>(nn * c.k.stride(axis::token) *
+                                                           static_cast<std::ptrdiff_t>(sizeof(TK)))
+                             : 0);
+    }
   }
   end_item(c, it);
 }
@@ -744,26 +801,34 @@ void run_items(const call<E, TK, TV>& c, attention_workspace& ws, const parallel
     });
 }
 
+/// The plan facts of operands q, k, v over Sk keys (k, v: a view or a paged sequence).
+template <class TK, class TV>
+[[nodiscard]] plan_input plan_input_of(tensor_view<const float> q, const kv_rows<TK>& k, const kv_rows<TV>& v,
+                                       std::ptrdiff_t Sk, const attention_kernels::tile_kernels& kern) noexcept {
+  return {.B = q.batch(),
+          .Sq = q.tokens(),
+          .Sk = Sk,
+          .Hq = q.heads(),
+          .Hkv = k.view.heads(),
+          .D = q.dim(),
+          .Dv = v.view.dim(),
+          .k_dim_unit = k.view.dim_contiguous(),
+          .v_dim_unit = v.view.dim_contiguous(),
+          .k_head_major = k.stride(axis::head) > k.stride(axis::token),
+          .k_bf16 = std::is_same_v<TK, bfloat16>,
+          .v_bf16 = std::is_same_v<TV, bfloat16>,
+          .bf16_dot_kernels = kern.qk_heads_bf16_dot != nullptr && kern.pv_heads_bf16_dot != nullptr};
+}
+
 /// Plan (stage 1), tables (stage 2), work items (stage 3) on the operands as given to the kernels.
 template <class E, class TK, class TV>
 void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const TV> v, tensor_view<float> out,
          const E& enc, const attention_options& o, const fast_attention_options& f, const attention_mask& mask,
          attention_workspace& ws, float scale) {
   const attention_kernels::tile_kernels kern = attention_kernels::active_tile_kernels();
-  const plan_input in{.B = q.batch(),
-                      .Sq = q.tokens(),
-                      .Sk = k.tokens(),
-                      .Hq = q.heads(),
-                      .Hkv = k.heads(),
-                      .D = q.dim(),
-                      .Dv = v.dim(),
-                      .k_dim_unit = k.dim_contiguous(),
-                      .v_dim_unit = v.dim_contiguous(),
-                      .k_head_major = k.stride(axis::head) > k.stride(axis::token),
-                      .k_bf16 = std::is_same_v<TK, bfloat16>,
-                      .v_bf16 = std::is_same_v<TV, bfloat16>,
-                      .bf16_dot_kernels = kern.qk_heads_bf16_dot != nullptr && kern.pv_heads_bf16_dot != nullptr};
-  const plan p = make_plan(in, hook_facts_of(enc, call_distances(mask)), o, f);
+  const kv_rows<TK> kr{.view = k};
+  const kv_rows<TV> vr{.view = v};
+  const plan p = make_plan(plan_input_of(q, kr, vr, k.tokens(), kern), hook_facts_of(enc, call_distances(mask)), o, f);
   const call<E, TK, TV> c{.p = p,
                           .enc = enc,
                           .o = o,
@@ -771,14 +836,71 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
                           .kern = kern,
                           .in_place = in_place_kernels_for<TK, TV>(kern, p),
                           .q = q,
-                          .k = k,
-                          .v = v,
+                          .k = kr,
+                          .v = vr,
                           .out = out,
                           .pq = mask.query_positions(),
                           .pk = mask.key_positions(),
                           .scale = scale,
                           .t = build_tables(p, enc, o, mask, q, kern, ws)};
   run_items(c, ws, f.executor);
+}
+
+/// Shaw's vectors have fixed sizes: checked once, on the first pair, before anything is written (as sdpa).
+template <class E>
+void check_relative_sizes(const E& enc, const attention_mask& mask, std::ptrdiff_t D, std::ptrdiff_t Dv) {
+  if constexpr (relative_kv_encoding<E>) {
+    const auto pq = mask.query_positions(), pk = mask.key_positions();
+    if (pq.empty() || pk.empty()) return;
+    const auto ak = enc.relative_key(0, pq[0], pk[0]);
+    const auto av = enc.relative_value(0, pq[0], pk[0]);
+    detail::require_shape(static_cast<std::ptrdiff_t>(ak.size()) == D, "encoder.relative_key.size", ak.size(),
+                          "q.dim = " + std::to_string(D));
+    detail::require_shape(av.empty() || static_cast<std::ptrdiff_t>(av.size()) == Dv, "encoder.relative_value.size",
+                          av.size(), "0 (no value term) or v.dim = " + std::to_string(Dv));
+  }
+}
+
+/// Hook 2 on q: the rows the kernels read. A copy (never the input) when the encoder transforms
+/// queries, when q's rows are not contiguous, and when out overlaps q other than row for row (same
+/// address, strides and size: each work item reads its own q rows before it writes the same out
+/// rows); otherwise an item could overwrite q rows another item has still to read.
+template <class E>
+tensor_view<const float> kernel_queries(tensor_view<const float> q, tensor_view<float> out, const E& enc,
+                                        const attention_options& o, const attention_mask& mask,
+                                        attention_workspace& ws) {
+  const bool same_rows = q.data() == out.data() && q.dim() == out.dim() &&
+                         q.stride(axis::batch) == out.stride(axis::batch) &&
+                         q.stride(axis::token) == out.stride(axis::token) &&
+                         q.stride(axis::head) == out.stride(axis::head) && q.stride(axis::dim) == out.stride(axis::dim);
+  bool q_copy = !q.dim_contiguous() || (!same_rows && overlaps(out, q));
+  if constexpr (qk_transform_encoding<E>) q_copy = q_copy || o.transform_queries;
+  if (!q_copy) return q;
+  const std::ptrdiff_t B = q.batch(), Sq = q.tokens(), Hq = q.heads(), D = q.dim();
+  float* buf = detail::grow(ws.q, static_cast<std::size_t>(q.size()));
+  const auto view = tensor_view<float>::bthd(buf, B, Sq, Hq, D);
+  for (std::ptrdiff_t b = 0; b < B; ++b)
+    for (std::ptrdiff_t t = 0; t < Sq; ++t)
+      for (std::ptrdiff_t h = 0; h < Hq; ++h)
+        for (std::ptrdiff_t d = 0; d < D; ++d) view(b, t, h, d) = q(b, t, h, d);
+  if constexpr (qk_transform_encoding<E>)
+    if (o.transform_queries) enc.transform_q(view, mask.query_positions());
+  return view;
+}
+
+/// Hook 2 on k: transformed keys, float whatever their storage (the oracle's rounding), in ws.
+template <class E, class TK>
+tensor_view<const float> transformed_keys(tensor_view<const TK> k, const E& enc, const attention_mask& mask,
+                                          attention_workspace& ws) {
+  const std::ptrdiff_t B = k.batch(), Sk = k.tokens(), H = k.heads(), D = k.dim();
+  float* buf = detail::grow(ws.k, static_cast<std::size_t>(k.size()));
+  const auto view = tensor_view<float>::bthd(buf, B, Sk, H, D);
+  for (std::ptrdiff_t b = 0; b < B; ++b)
+    for (std::ptrdiff_t t = 0; t < Sk; ++t)
+      for (std::ptrdiff_t h = 0; h < H; ++h)
+        for (std::ptrdiff_t d = 0; d < D; ++d) view(b, t, h, d) = static_cast<float>(k(b, t, h, d));
+  if constexpr (qk_transform_encoding<E>) enc.transform_k(view, mask.key_positions());
+  return view;
 }
 
 /// The whole call: validation, hook-2 copies, then run() on the (possibly transformed) operands.
@@ -791,18 +913,7 @@ void fast_attention(tensor_view<const float> q, tensor_view<const TK> k, tensor_
   const std::ptrdiff_t B = q.batch(), Sq = q.tokens(), Hq = q.heads(), D = q.dim(), Sk = k.tokens();
   const attention_mask mask(o, B, Sq, Sk);
   const float scale = static_cast<float>(detail::softmax_scale(enc, o, D));
-  if constexpr (relative_kv_encoding<E>) {
-    if (B > 0 && Sq > 0 && Sk > 0 && Hq > 0) {  // as sdpa: fixed sizes, checked before anything is written
-      const auto pq = mask.query_positions(), pk = mask.key_positions();
-      const auto ak = enc.relative_key(0, pq[0], pk[0]);
-      const auto av = enc.relative_value(0, pq[0], pk[0]);
-      detail::require_shape(static_cast<std::ptrdiff_t>(ak.size()) == D, "encoder.relative_key.size", ak.size(),
-                            "q.dim = " + std::to_string(D));
-      detail::require_shape(av.empty() || static_cast<std::ptrdiff_t>(av.size()) == v.dim(),
-                            "encoder.relative_value.size", av.size(),
-                            "0 (no value term) or v.dim = " + std::to_string(v.dim()));
-    }
-  }
+  if (B > 0 && Hq > 0) check_relative_sizes(enc, mask, D, v.dim());
   if (B == 0 || Sq == 0 || Hq == 0 || v.dim() == 0) return;
   if (Sk == 0) {  // no key: every row attends to nothing, zeros with or without sinks (as sdpa)
     for (std::ptrdiff_t b = 0; b < B; ++b)
@@ -811,47 +922,14 @@ void fast_attention(tensor_view<const float> q, tensor_view<const TK> k, tensor_
           for (std::ptrdiff_t d = 0; d < v.dim(); ++d) out(b, i, h, d) = 0.0f;
     return;
   }
-
   attention_workspace local;
   attention_workspace& ws = f.workspace ? *f.workspace : local;
-  // Hook 2 on copies (never on the inputs); q also copied when its rows are not contiguous, and when
-  // out overlaps q other than row for row (same address, strides and size: each work item reads its
-  // own q rows before it writes the same out rows): otherwise an item could overwrite q rows another
-  // item has still to read (Dv != D, other layouts).
-  const bool same_rows = q.data() == out.data() && q.dim() == out.dim() &&
-                         q.stride(axis::batch) == out.stride(axis::batch) &&
-                         q.stride(axis::token) == out.stride(axis::token) &&
-                         q.stride(axis::head) == out.stride(axis::head) && q.stride(axis::dim) == out.stride(axis::dim);
-  bool q_copy = !q.dim_contiguous() || (!same_rows && overlaps(out, q));
-  bool k_transform = false;
-  if constexpr (qk_transform_encoding<E>) {
-    q_copy = q_copy || o.transform_queries;
-    k_transform = o.transform_keys;
-  }
-  if (q_copy) {
-    float* buf = detail::grow(ws.q, static_cast<std::size_t>(q.size()));
-    const auto view = tensor_view<float>::bthd(buf, B, Sq, Hq, D);
-    for (std::ptrdiff_t b = 0; b < B; ++b)
-      for (std::ptrdiff_t t = 0; t < Sq; ++t)
-        for (std::ptrdiff_t h = 0; h < Hq; ++h)
-          for (std::ptrdiff_t d = 0; d < D; ++d) view(b, t, h, d) = q(b, t, h, d);
-    if constexpr (qk_transform_encoding<E>)
-      if (o.transform_queries) enc.transform_q(view, mask.query_positions());
-    q = view;
-  }
-  if (k_transform) {  // transformed keys are float whatever their storage (the oracle's rounding)
-    if constexpr (qk_transform_encoding<E>) {
-      float* buf = detail::grow(ws.k, static_cast<std::size_t>(k.size()));
-      const auto view = tensor_view<float>::bthd(buf, B, Sk, k.heads(), D);
-      for (std::ptrdiff_t b = 0; b < B; ++b)
-        for (std::ptrdiff_t t = 0; t < Sk; ++t)
-          for (std::ptrdiff_t h = 0; h < k.heads(); ++h)
-            for (std::ptrdiff_t d = 0; d < D; ++d) view(b, t, h, d) = static_cast<float>(k(b, t, h, d));
-      enc.transform_k(view, mask.key_positions());
-      run<E, float, TV>(q, tensor_view<const float>(view), v, out, enc, o, f, mask, ws, scale);
+  q = kernel_queries(q, out, enc, o, mask, ws);
+  if constexpr (qk_transform_encoding<E>)
+    if (o.transform_keys) {
+      run<E, float, TV>(q, transformed_keys(k, enc, mask, ws), v, out, enc, o, f, mask, ws, scale);
+      return;
     }
-    return;
-  }
   run<E, TK, TV>(q, k, v, out, enc, o, f, mask, ws, scale);
 }
 
