@@ -498,8 +498,8 @@ void load_kv_tile(const call<E, TK, TV>& c, std::ptrdiff_t b, std::ptrdiff_t g, 
   for (int a = 0, e = 0; a < nk; a = e) {
     e = static_cast<int>(std::min<std::ptrdiff_t>(nk, a + c.k.run(j0 + a)));
     if (kds == 1)
-      c.kern.template pack_kt<TK>()(c.k.row(b, j0 + a, g), c.k.stride(axis::token), e - a, static_cast<int>(D),
-                                    kt + a, TK_);
+      c.kern.template pack_kt<TK>()(c.k.row(b, j0 + a, g), c.k.stride(axis::token), e - a, static_cast<int>(D), kt + a,
+                                    TK_);
     else
       for (int j = a; j < e; ++j) {
         const TK* kr = c.k.row(b, j0 + j, g);
@@ -595,11 +595,11 @@ void decode_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, const 
       // the next tile's K rows asked into L2 during PV, when they lie one token stride apart
       const std::ptrdiff_t next = j0 + TK_, nn = std::min<std::ptrdiff_t>(TK_, p.Sk - next);
       const bool prefetch = next < p.Sk && c.k.run(next) >= nn;
-      c.in_place.pv(it.s, TK_, static_cast<int>(it.Rg), static_cast<int>(p.gpi), vr.p, vr.ts, vr.hs, nk,
-                    static_cast<int>(p.Dv), it.o, dvp, prefetch ? c.k.row(b, next, g) : nullptr,
-                    prefetch ? static_cast<std::ptrdiff_t>(nn * c.k.stride(axis::token) *
-                                                           static_cast<std::ptrdiff_t>(sizeof(TK)))
-                             : 0);
+      c.in_place.pv(
+          it.s, TK_, static_cast<int>(it.Rg), static_cast<int>(p.gpi), vr.p, vr.ts, vr.hs, nk, static_cast<int>(p.Dv),
+          it.o, dvp, prefetch ? c.k.row(b, next, g) : nullptr,
+          prefetch ? static_cast<std::ptrdiff_t>(nn * c.k.stride(axis::token) * static_cast<std::ptrdiff_t>(sizeof(TK)))
+                   : 0);
     }
   }
   end_item(c, it);
