@@ -102,12 +102,36 @@ struct paged_case {
 
   [[nodiscard]] posenc::paged_kv<T> view() const {
     using cv = posenc::tensor_view<const T>;
+    if (head_major)
+      return {.k_blocks = cv::bhtd(khm.data(), nblocks, Hkv, bs, D),
+              .v_blocks = cv::bhtd(vhm.data(), nblocks, Hkv, bs, D),
+              .block_table = table,
+              .blocks_per_sequence = per_seq,
+              .lengths = lengths};
     return {.k_blocks = cv::bthd(kpool.data(), nblocks, bs, Hkv, D),
             .v_blocks = cv::bthd(vpool.data(), nblocks, bs, Hkv, D),
             .block_table = table,
             .blocks_per_sequence = per_seq,
             .lengths = lengths};
   }
+
+  // The same pools with blocks [heads][slots][dim] (head-major inside each block).
+  void make_head_major() {
+    khm.resize(kpool.size());
+    vhm.resize(vpool.size());
+    for (std::ptrdiff_t blk = 0; blk < nblocks; ++blk)
+      for (std::ptrdiff_t t = 0; t < bs; ++t)
+        for (std::ptrdiff_t h = 0; h < Hkv; ++h)
+          for (std::ptrdiff_t d = 0; d < D; ++d) {
+            const auto from = static_cast<std::size_t>(((blk * bs + t) * Hkv + h) * D + d),
+                       to = static_cast<std::size_t>(((blk * Hkv + h) * bs + t) * D + d);
+            khm[to] = kpool[from];
+            vhm[to] = vpool[from];
+          }
+    head_major = true;
+  }
+  bool head_major = false;
+  std::vector<T> khm, vhm;
 };
 
 // Paged call against one contiguous call per sequence, bitwise, on 1 and 2 threads.
@@ -153,6 +177,10 @@ TEST_CASE("paged: decode and prefill are bit-identical to a contiguous cache", "
   check_paged(pb, 70, 2, posenc::no_position{}, {.causal = true});
   const paged_case<posenc::float16> ph({333}, 1, 32, 100, 5);  // blocks not a multiple of the tile
   check_paged(ph, 1, 4, posenc::no_position{}, {.causal = true});
+  paged_case<float> hm({500, 70}, 2, 32, 16, 11);  // head-major blocks: one kv head per decode item
+  hm.make_head_major();
+  check_paged(hm, 1, 4, posenc::no_position{}, {.causal = true});
+  check_paged(hm, 20, 4, posenc::no_position{}, {.causal = true});
 }
 
 TEST_CASE("paged: bad tables and lengths are refused", "[attention][fast][paged]") {
