@@ -272,3 +272,26 @@ TEST_CASE("plan: bfloat16 in-place kernels", "[attention][fast][plan]") {
   CHECK_FALSE(pre.prep_q);
   CHECK_FALSE(pre.merge_o);
 }
+
+TEST_CASE("plan: a multi-sequence call hands out its work items longest first", "[attention][fast][plan]") {
+  // a serving step: a causal prefill of 512 tokens and 7 decode steps over 2048 cached tokens
+  std::vector<fd::plan> plans{plan_of(shape(1, 512, 512, 32, 8), {.causal = true})};
+  for (int s = 0; s < 7; ++s) plans.push_back(plan_of(shape(1, 1, 2048, 32, 8), {.causal = true}));
+  const std::vector<fd::sequence_item> order = fd::longest_first(plans);
+  std::ptrdiff_t total = 0;
+  for (const fd::plan& p : plans) total += p.work_items();
+  CHECK(static_cast<std::ptrdiff_t>(order.size()) == total);
+  CHECK(total == 8 * 32 + 7);
+  std::set<std::pair<std::size_t, std::ptrdiff_t>> seen;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    seen.insert({order[i].s, order[i].n});
+    if (i > 0) CHECK(order[i - 1].cost >= order[i].cost);
+  }
+  CHECK(static_cast<std::ptrdiff_t>(seen.size()) == total);
+  // a decode item (32 rows x 2048 keys) outweighs the prefill's longest (64 rows x 512 keys)
+  CHECK(order.front().s == 1);
+  CHECK(order.front().cost == 32 * 2048);
+  CHECK(order[7].s == 0);
+  CHECK(order[7].cost == 64 * 512);
+  CHECK(order.back().cost == 64 * 64);  // the first query tile sees one key tile
+}

@@ -14,7 +14,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
+#include <vector>
 
 #include <posenc/attention/fast/encoder_paths.hpp>
 #include <posenc/attention/fast/options.hpp>
@@ -169,6 +171,30 @@ struct plan {
     p.sld = (p.sn + 63) / 64 * 64;
   }
   return p;
+}
+
+/// A work item of a multi-sequence call: item n of sequence s's plan, and its cost (rows x keys visited).
+struct sequence_item {
+  std::size_t s = 0;
+  std::ptrdiff_t n = 0, cost = 0;
+};
+
+/// Every work item of the sequences' plans, longest first (ties: sequence order, then item order),
+/// the order the executor hands them out in: a long sequence's items start at once and the short
+/// ones fill in around them, so no thread waits on one long item at the end.
+[[nodiscard]] inline std::vector<sequence_item> longest_first(std::span<const plan> plans) {
+  std::vector<sequence_item> order;
+  for (std::size_t s = 0; s < plans.size(); ++s) {
+    const plan& p = plans[s];
+    for (std::ptrdiff_t i = 0; i < p.work_items(); ++i) {
+      const work_item w = p.item(i);
+      const auto [kt0, kt1] = p.key_tiles(w);
+      order.push_back({s, i, (kt1 - kt0) * p.TK * p.gpi * p.G * p.tile_queries(w.qt)});
+    }
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const sequence_item& a, const sequence_item& b) { return a.cost > b.cost; });
+  return order;
 }
 
 }  // namespace posenc::inline v0::fast_detail

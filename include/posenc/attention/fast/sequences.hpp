@@ -73,25 +73,9 @@ void run_sequences(std::span<const sequence_operands<TK, TV>> seqs, const E& enc
                                     .scale = scale,
                                     .t = build_tables(plans[s], enc, o, *x.mask, x.q, kern, ws.sequence(s))});
   }
-  // (sequence, work item), longest first; ties in sequence and item order (a fixed order, though
-  // the order changes no result: each item writes its own rows or partials).
-  struct entry {
-    std::ptrdiff_t cost;
-    std::size_t s;
-    std::ptrdiff_t n;
-  };
-  std::vector<entry> order;
-  for (std::size_t s = 0; s < n; ++s) {
-    const plan& p = plans[s];
-    for (std::ptrdiff_t i = 0; i < p.work_items(); ++i) {
-      const work_item w = p.item(i);
-      const auto [kt0, kt1] = p.key_tiles(w);
-      order.push_back({(kt1 - kt0) * p.TK * p.gpi * p.G * p.tile_queries(w.qt), s, i});
-    }
-  }
-  std::stable_sort(order.begin(), order.end(), [](const entry& a, const entry& b) { return a.cost > b.cost; });
+  const std::vector<sequence_item> order = longest_first(plans);
   run_parallel(f.executor, static_cast<std::ptrdiff_t>(order.size()), [&](std::ptrdiff_t i) {
-    const entry& e = order[static_cast<std::size_t>(i)];
+    const sequence_item& e = order[static_cast<std::size_t>(i)];
     const call<E, TK, TV>& c = calls[e.s];
     scratch_slot slot(ws);
     if (c.p.path == kv_path::prefill)
