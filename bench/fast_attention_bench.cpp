@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -14,6 +15,8 @@
 #include <benchmark/benchmark.h>
 
 #include <posenc/attention/attention.hpp>
+#include <posenc/attention/paged.hpp>
+#include <posenc/attention/ragged.hpp>
 #include <posenc/attention/sdpa.hpp>
 #include <posenc/core/half.hpp>
 #include <posenc/core/parallel.hpp>
@@ -412,6 +415,82 @@ void BM_decode_bf16_dot_head_major(benchmark::State& s) {
   decode<posenc::bfloat16>(s, true, cache_layout::head_major);
 }
 
+/// BM_decode_fp32's problem on a paged cache: blocks of range(2) tokens in a shuffled order of the
+/// pool (tiles inside one block read in place; blocks of 16 are copied per 64-key tile first).
+void BM_decode_fp32_paged(benchmark::State& state) {
+  const auto L = static_cast<std::ptrdiff_t>(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  const auto bs = static_cast<std::ptrdiff_t>(state.range(2));
+  constexpr std::ptrdiff_t Hq = 32, Hkv = 8;
+  const std::ptrdiff_t nb = (L + bs - 1) / bs;
+  const auto q = filled<float>(Hq * kD, 1, 1);
+  const auto k = filled<float>(static_cast<std::size_t>(nb * bs * Hkv * kD), 1, 2), v = filled<float>(k.size(), 1, 3);
+  std::vector<std::int32_t> table(static_cast<std::size_t>(nb));
+  std::iota(table.begin(), table.end(), 0);
+  std::uint32_t x = 12345;
+  for (std::size_t i = table.size(); i > 1; --i) {
+    x = x * 1664525u + 1013904223u;
+    std::swap(table[i - 1], table[x % i]);
+  }
+  const std::vector<std::int32_t> lengths{static_cast<std::int32_t>(L)};
+  std::vector<float> out(q.size());
+  posenc::attention_workspace ws;
+  const posenc::fast_attention_options f{.executor = pool(threads).as_parallel_for(), .workspace = &ws};
+  using tv = posenc::tensor_view<const float>;
+  const posenc::paged_kv<float> kv{.k_blocks = tv::bthd(k.data(), nb, bs, Hkv, kD),
+                                   .v_blocks = tv::bthd(v.data(), nb, bs, Hkv, kD),
+                                   .block_table = table,
+                                   .blocks_per_sequence = nb,
+                                   .lengths = lengths};
+  for (auto _ : state) {
+    posenc::attention(posenc::tensor_view<const float>::bthd(q.data(), 1, 1, Hq, kD), kv,
+                      posenc::tensor_view<float>::bthd(out.data(), 1, 1, Hq, kD), posenc::no_position{},
+                      {.causal = true}, f);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["bytes/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(L * Hkv * kD) * sizeof(float),
+      benchmark::Counter::kIsRate);
+}
+
+/// A serving step: one causal prefill of range(0) / 8 tokens and 7 decode steps over range(0) / 8 x 4
+/// cached tokens (Hq 32, Hkv 8), as one ragged call (ragged = 1) or one call per sequence (0).
+void ragged_mix(benchmark::State& state, bool ragged) {
+  const auto P = static_cast<std::int32_t>(state.range(0) / 8), C = 4 * P;
+  const int threads = static_cast<int>(state.range(1));
+  constexpr std::ptrdiff_t Hq = 32, Hkv = 8;
+  std::vector<std::int32_t> cq{0, P}, ck{0, P};
+  for (int s = 0; s < 7; ++s) cq.push_back(cq.back() + 1), ck.push_back(ck.back() + C);
+  const auto q = filled<float>(static_cast<std::size_t>(cq.back() * Hq * kD), 1, 1);
+  const auto k = filled<float>(static_cast<std::size_t>(ck.back() * Hkv * kD), 1, 2), v = filled<float>(k.size(), 1, 3);
+  std::vector<float> out(q.size());
+  posenc::attention_workspace ws;
+  const posenc::fast_attention_options f{.executor = pool(threads).as_parallel_for(), .workspace = &ws};
+  using tv = posenc::tensor_view<const float>;
+  using ov = posenc::tensor_view<float>;
+  for (auto _ : state) {
+    if (ragged) {
+      posenc::attention(tv::thd(q.data(), cq.back(), Hq, kD), tv::thd(k.data(), ck.back(), Hkv, kD),
+                        tv::thd(v.data(), ck.back(), Hkv, kD), ov::thd(out.data(), cq.back(), Hq, kD),
+                        posenc::ragged_batch{cq, ck}, posenc::no_position{}, {.causal = true}, f);
+    } else {
+      for (std::size_t s = 0; s + 1 < cq.size(); ++s)
+        posenc::attention(tv::thd(q.data() + cq[s] * Hq * kD, cq[s + 1] - cq[s], Hq, kD),
+                          tv::thd(k.data() + ck[s] * Hkv * kD, ck[s + 1] - ck[s], Hkv, kD),
+                          tv::thd(v.data() + ck[s] * Hkv * kD, ck[s + 1] - ck[s], Hkv, kD),
+                          ov::thd(out.data() + cq[s] * Hq * kD, cq[s + 1] - cq[s], Hq, kD), posenc::no_position{},
+                          {.causal = true}, f);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+void BM_ragged_mix(benchmark::State& s) {
+  ragged_mix(s, true);
+}
+void BM_per_sequence_mix(benchmark::State& s) {
+  ragged_mix(s, false);
+}
+
 }  // namespace
 
 // Debug builds (the dev preset's smoke run) use small shapes; release builds the shapes.
@@ -462,3 +541,15 @@ BENCHMARK(BM_decode_f16)->Apply(decode_shapes);
 BENCHMARK(BM_decode_f16_head_major)->Apply(decode_shapes);
 BENCHMARK(BM_decode_fp32_head_major)->Apply(decode_shapes);
 BENCHMARK(BM_decode_bf16_dot_head_major)->Apply(decode_shapes);
+// paged decode (blocks of 16 and 256) beside BM_decode_fp32's kCached rows; a ragged serving step
+// against the same sequences one call each (scripts/attention-ratios: paged / contiguous, ragged /
+// per-sequence)
+BENCHMARK(BM_decode_fp32_paged)
+    ->Args({kCached, 1, 16})
+    ->Args({kCached, 1, 256})
+    ->Args({kCached, 2, 16})
+    ->Args({kCached, 2, 256})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ragged_mix)->Args({kCached / 8, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_per_sequence_mix)->Args({kCached / 8, 2})->UseRealTime()->Unit(benchmark::kMillisecond);

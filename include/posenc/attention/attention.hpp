@@ -7,6 +7,7 @@
 // (attention/fast/driver.hpp) that evaluates every encoder hook inside the tiles and never forms an
 // Sq x Sk matrix. Differences from sdpa: fp32 arithmetic (q, out float; k, v float, bfloat16 or
 // float16), the `weights` output is declined (config_error), execution knobs in a trailing argument.
+// Paged K/V caches: attention/paged.hpp; ragged batches (cu_seqlens offsets): attention/ragged.hpp.
 //
 // Accuracy (tests/attention/fast_attention_test.cpp, every case): with A = max |logit| of the
 // call (scale * |q.k| + |bias|), every output element satisfies

@@ -23,16 +23,45 @@ inline constexpr int max_on_the_fly_pairs = 1024;
 
 inline namespace POSENC_KERNELS_ABI {
 
+/// The angle kernel family (kernel_table, kernels/isa.hpp) for angle type C (float or double).
+template <class C>
+struct angle_kernels {
+  void (*table)(const double* inv_freq, int pairs, const std::int64_t* positions, std::ptrdiff_t count,
+                double magnitude, C* cos, C* sin, std::ptrdiff_t stride) noexcept = nullptr;
+  void (*row)(const double* inv_freq, int pairs, std::int64_t position, double magnitude, C* cos,
+              C* sin) noexcept = nullptr;
+};
+
+template <class C>
+struct kernel_family<angle_kernels<C>> {
+  template <isa I>
+  static consteval angle_kernels<C> make() {
+#if POSENC_HAS_X86_KERNELS
+    if constexpr (I == isa::avx512)
+      return {&avx512::compute_angles<C>, &avx512::row_angles<C>};
+    else if constexpr (I == isa::avx2)
+      return {&avx2::compute_angles<C>, &avx2::row_angles<C>};
+    else
+#endif
+#if POSENC_HAS_NEON_KERNELS
+        if constexpr (I == isa::neon)
+      return {&neon::compute_angles<C>, &neon::row_angles<C>};
+    else
+#endif
+      return {&scalar::compute_angles<C>, &scalar::row_angles<C>};
+  }
+};
+
 namespace impl {
 template <class C>
 inline void compute_angles_on(isa which, const double* inv_freq, int pairs, const std::int64_t* positions,
                               std::ptrdiff_t count, double magnitude, C* cos, C* sin, std::ptrdiff_t stride) noexcept {
-  POSENC_KERNELS_DISPATCH(which, compute_angles(inv_freq, pairs, positions, count, magnitude, cos, sin, stride));
+  kernel_table<angle_kernels<C>>(which).table(inv_freq, pairs, positions, count, magnitude, cos, sin, stride);
 }
 template <class C>
 inline void row_angles_on(isa which, const double* inv_freq, int pairs, std::int64_t position, double magnitude, C* cos,
                           C* sin) noexcept {
-  POSENC_KERNELS_DISPATCH(which, row_angles(inv_freq, pairs, position, magnitude, cos, sin));
+  kernel_table<angle_kernels<C>>(which).row(inv_freq, pairs, position, magnitude, cos, sin);
 }
 }  // namespace impl
 

@@ -3,7 +3,8 @@
 // The best kernel the CPU supports is chosen once at run time and cached; set_isa / scoped_isa or
 // the environment variable POSENC_ISA=scalar|avx2|avx512|neon override it, and defining
 // POSENC_FORCE_ISA_SCALAR / _AVX2 / _AVX512 / _NEON before including posenc makes the choice at
-// compile time (no detection, no override, direct calls). No -march flag is ever needed.
+// compile time (no detection, no override, direct calls). No -march flag is ever needed. Every
+// kernel family (rotation, angles, attention tiles) is reached through kernel_table below.
 //
 // The ODR trap (an inline function compiled in two TUs with different -m flags has two bodies under
 // one symbol, and the linker keeps either one) is avoided twice over: every ISA's kernels live in
@@ -254,47 +255,43 @@ inline void set_arithmetic(arithmetic a) noexcept {
 }  // namespace POSENC_KERNELS_ABI
 }  // namespace posenc::inline v0::kernels
 
-// Calls ns::call for the ISA `which` (an isa value): avx512::call, avx2::call, neon::call or
-// scalar::call. With POSENC_FORCE_ISA_* the switch is resolved at compile time.
-#if POSENC_HAS_X86_KERNELS
-#define POSENC_KERNELS_CASES_X86_(...) \
-  case ::posenc::kernels::isa::avx512: \
-    return avx512::__VA_ARGS__;        \
-  case ::posenc::kernels::isa::avx2:   \
-    return avx2::__VA_ARGS__;
-#else
-#define POSENC_KERNELS_CASES_X86_(...)
-#endif
-#if POSENC_HAS_NEON_KERNELS
-#define POSENC_KERNELS_CASES_NEON_(...) \
-  case ::posenc::kernels::isa::neon:    \
-    return neon::__VA_ARGS__;
-#else
-#define POSENC_KERNELS_CASES_NEON_(...)
-#endif
+namespace posenc::inline v0::kernels {
+inline namespace POSENC_KERNELS_ABI {
 
+/// The one dispatch mechanism of posenc's kernels (docs/kernels.md, "Dispatch"): a kernel family
+/// is a struct of function pointers (rotation: kernels/rotate.hpp, angles: kernels/angles.hpp,
+/// attention tiles: attention/fast/kernels.hpp), and a specialisation of kernel_family<Family>
+/// says, in one place, which ISA namespace fills it:
+///     template <isa I> static consteval Family make();   // I without kernels: scalar's table
+/// kernel_table<Family>(which) then returns the table of `which`: one indexed load from a constant
+/// array (no guard, no detection), so a call costs one indirect jump, and with POSENC_FORCE_ISA_*
+/// the index is a constant and the compiler calls the forced ISA's kernels directly.
+template <class Family>
+struct kernel_family;
+
+/// The kernels of family `Family` for ISA `which` (an ISA this build or CPU lacks: its make<>()
+/// fallback, scalar). Choose `which` with active_isa(), or name one (tests compare ISAs).
+template <class Family>
+[[nodiscard]] POSENC_FORCE_INLINE const Family& kernel_table(isa which) noexcept {
+  static constexpr Family tables[] = {
+      kernel_family<Family>::template make<isa::scalar>(), kernel_family<Family>::template make<isa::avx2>(),
+      kernel_family<Family>::template make<isa::avx512>(), kernel_family<Family>::template make<isa::neon>()};
 #if defined(POSENC_FORCE_ISA_SCALAR)
-#define POSENC_KERNELS_DISPATCH(which, ...) \
-  static_cast<void>(which);                 \
-  return scalar::__VA_ARGS__
+  static_cast<void>(which);
+  return tables[static_cast<unsigned>(isa::scalar)];
 #elif defined(POSENC_FORCE_ISA_AVX2)
-#define POSENC_KERNELS_DISPATCH(which, ...) \
-  static_cast<void>(which);                 \
-  return avx2::__VA_ARGS__
+  static_cast<void>(which);
+  return tables[static_cast<unsigned>(isa::avx2)];
 #elif defined(POSENC_FORCE_ISA_AVX512)
-#define POSENC_KERNELS_DISPATCH(which, ...) \
-  static_cast<void>(which);                 \
-  return avx512::__VA_ARGS__
+  static_cast<void>(which);
+  return tables[static_cast<unsigned>(isa::avx512)];
 #elif defined(POSENC_FORCE_ISA_NEON)
-#define POSENC_KERNELS_DISPATCH(which, ...) \
-  static_cast<void>(which);                 \
-  return neon::__VA_ARGS__
+  static_cast<void>(which);
+  return tables[static_cast<unsigned>(isa::neon)];
 #else
-#define POSENC_KERNELS_DISPATCH(which, ...) \
-  switch (which) {                          \
-    POSENC_KERNELS_CASES_X86_(__VA_ARGS__)  \
-    POSENC_KERNELS_CASES_NEON_(__VA_ARGS__) \
-    default:                                \
-      return scalar::__VA_ARGS__;           \
-  }
+  return tables[static_cast<unsigned>(which) & 3u];
 #endif
+}
+
+}  // namespace POSENC_KERNELS_ABI
+}  // namespace posenc::inline v0::kernels

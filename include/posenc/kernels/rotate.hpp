@@ -40,6 +40,47 @@
 namespace posenc::inline v0::kernels {
 inline namespace POSENC_KERNELS_ABI {
 
+/// The rotation kernel family (kernel_table, kernels/isa.hpp) for storage T: the row-range kernel
+/// and the one-token in-place kernel of each ISA, with the signatures of kernels/drivers/rotate.inl.
+template <storage_type T>
+struct rotate_kernels {
+  using C = compute_t<T>;
+  void (*rows)(const rope_geometry& g, const head_rows<const T>& src, const head_rows<T>& dst,
+               const angle_rows<C>& angles, rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end,
+               bool stream) noexcept = nullptr;
+  void (*token)(pairing layout, rotation dir, int pairs, T* x, std::ptrdiff_t heads, std::ptrdiff_t head_stride,
+                const C* cos, const C* sin) noexcept = nullptr;
+};
+
+template <storage_type T>
+struct kernel_family<rotate_kernels<T>> {
+  using C = compute_t<T>;
+  template <isa I>
+  static consteval rotate_kernels<T> make() {
+#if POSENC_HAS_X86_KERNELS
+    if constexpr (I == isa::avx512)
+      return {&avx512::rotate_rows<T, C>, &avx512::rotate_token_rows<T, C>};
+    else if constexpr (I == isa::avx2)
+      return {&avx2::rotate_rows<T, C>, &avx2::rotate_token_rows<T, C>};
+    else
+#endif
+#if POSENC_HAS_NEON_KERNELS
+        if constexpr (I == isa::neon)
+      return {&neon::rotate_rows<T, C>, &neon::rotate_token_rows<T, C>};
+    else
+#endif
+      return {&scalar_rows, &scalar::rotate_token_rows<T, C>};
+  }
+
+ private:
+  // The oracle takes its views by value (its public signature); the table's takes them by reference.
+  static void scalar_rows(const rope_geometry& g, const head_rows<const T>& src, const head_rows<T>& dst,
+                          const angle_rows<C>& angles, rotation dir, std::ptrdiff_t row_begin, std::ptrdiff_t row_end,
+                          bool stream) noexcept {
+    scalar::rotate_rows(g, src, dst, angles, dir, row_begin, row_end, stream);
+  }
+};
+
 namespace impl {
 template <class T>
 [[nodiscard]] inline head_rows<const T> as_const(head_rows<T> x) noexcept {
@@ -54,14 +95,13 @@ template <storage_type T, class C>
 POSENC_FORCE_INLINE void rotate_rows_on(isa which, const rope_geometry& g, const head_rows<const T>& src,
                                         const head_rows<T>& dst, const angle_rows<C>& angles, rotation dir,
                                         std::ptrdiff_t begin, std::ptrdiff_t end, bool stream) noexcept {
-  POSENC_KERNELS_DISPATCH(which, rotate_rows(g, src, dst, angles, dir, begin, end, stream));
+  kernel_table<rotate_kernels<T>>(which).rows(g, src, dst, angles, dir, begin, end, stream);
 }
 template <storage_type T, class C>
 POSENC_FORCE_INLINE void rotate_token_on(isa which, const rope_geometry& g, T* x, std::ptrdiff_t heads,
                                          std::ptrdiff_t head_stride, const C* cos, const C* sin,
                                          rotation dir) noexcept {
-  POSENC_KERNELS_DISPATCH(which,
-                          rotate_token_rows(g.layout, dir, g.pairs(), x + g.offset, heads, head_stride, cos, sin));
+  kernel_table<rotate_kernels<T>>(which).token(g.layout, dir, g.pairs(), x + g.offset, heads, head_stride, cos, sin);
 }
 // Asks for the lines of token t's rows ahead of use: the on-the-fly entries compute a token's angles
 // before touching its rows, and without this the memory system idles meanwhile (DRAM-sized inputs).

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -77,6 +78,48 @@ constexpr bool all_relative_kv_by_distance() {
 /// maps to clamp(d, lo, hi) - lo, exactly (outside [r.lo, r.hi] the hook is constant).
 [[nodiscard]] inline distance_range clip_range(distance_range call, distance_range r) noexcept {
   return {std::clamp(call.lo, r.lo, r.hi), std::clamp(call.hi, r.lo, r.hi)};
+}
+
+[[nodiscard]] constexpr bool operator==(distance_range a, distance_range b) noexcept {
+  return a.lo == b.lo && a.hi == b.hi;
+}
+
+/// What the plan needs to know of an encoder's hooks (fast/plan.hpp), and the distances
+/// pos_k - pos_q the call can see.
+struct hook_facts {
+  bool distance_bias = false;  // distance_bias_encoding leaves, over the union of their ranges
+  distance_range bias_range{};
+  bool relative_kv = false;  // a distance_relative_kv_encoding leaf (Shaw): its range, a value term
+  distance_range kv_range{};
+  bool kv_value = false;
+  distance_range call_range{};
+};
+
+/// The hook facts of encoder e for a call whose distances span call_range.
+template <class E>
+[[nodiscard]] hook_facts hook_facts_of(const E& e, distance_range call_range) {
+  hook_facts h;
+  h.call_range = call_range;
+  if constexpr (any_leaf_distance_bias<E>()) {
+    h.distance_bias = true;
+    h.bias_range = {INT64_MAX, INT64_MIN};
+    for_each_leaf(e, [&](const auto& leaf) {
+      if constexpr (distance_bias_encoding<std::remove_cvref_t<decltype(leaf)>>) {
+        const distance_range x = leaf.bias_distance_range();
+        h.bias_range = {std::min(h.bias_range.lo, x.lo), std::max(h.bias_range.hi, x.hi)};
+      }
+    });
+  }
+  if constexpr (any_leaf_relative_kv<E>()) {
+    for_each_leaf(e, [&](const auto& leaf) {
+      if constexpr (distance_relative_kv_encoding<std::remove_cvref_t<decltype(leaf)>>) {
+        h.relative_kv = true;
+        h.kv_range = leaf.relative_distance_range();
+        h.kv_value = !leaf.relative_value_at_distance(0, 0).empty();
+      }
+    });
+  }
+  return h;
 }
 
 }  // namespace posenc::inline v0::fast_detail

@@ -1,9 +1,10 @@
-// posenc/attention/fast/kernels.hpp — the table of attention tile microkernels and its per-ISA
-// choice (the same run-time choice as the rotation kernels: kernels::active_isa()).
+// posenc/attention/fast/kernels.hpp — the attention tile kernels as a kernel family (kernels/isa.hpp:
+// kernel_family / kernel_table, the mechanism the rotation kernels use too) and its per-ISA choice
+// (kernels::active_isa(): detected once, POSENC_ISA / set_isa override).
 //
 // Each ISA's operations live in fast/ops/<isa>.hpp, which opens a target region and an ABI-tagged
 // namespace and includes the one algorithm, fast/tile-inl.hpp (docs/design.md §7). This header only
-// declares the table and picks an entry; it computes nothing itself.
+// says which namespace fills the table for which ISA; it computes nothing itself.
 #pragma once
 
 #include <cstddef>
@@ -16,32 +17,55 @@
 #include <posenc/attention/fast/tile_kernels.hpp>
 #include <posenc/kernels/isa.hpp>
 
+namespace posenc::inline v0::kernels {
+inline namespace POSENC_KERNELS_ABI {
+
+template <>
+struct kernel_family<attention_kernels::tile_kernels> {
+  template <isa I>
+  static consteval attention_kernels::tile_kernels make() {
+    namespace ak = attention_kernels;
+#if POSENC_HAS_X86_KERNELS
+    if constexpr (I == isa::avx512) {
+      // The AVX512_BF16 forms sit in the AVX-512 table; tile_kernels_for removes them on CPUs without
+      // the instruction (a run-time fact the constant table cannot know).
+      ak::tile_kernels t = ak::avx512::make_tile_kernels();
+      t.qk_heads_bf16_dot = &ak::avx512_bf16::qk_heads;
+      t.pv_heads_bf16_dot = &ak::avx512_bf16::pv_heads;
+      t.round_q_bf16_dot = &ak::avx512_bf16::round_q;
+      return t;
+    } else if constexpr (I == isa::avx2) {
+      return ak::avx2::make_tile_kernels();
+    } else
+#endif
+#if POSENC_HAS_NEON_KERNELS
+        if constexpr (I == isa::neon) {
+      return ak::neon::make_tile_kernels();
+    } else
+#endif
+    {
+      return ak::scalar::make_tile_kernels();
+    }
+  }
+};
+
+}  // namespace POSENC_KERNELS_ABI
+}  // namespace posenc::inline v0::kernels
+
 namespace posenc::inline v0::attention_kernels {
 inline namespace POSENC_KERNELS_ABI {
 
-/// The kernels of ISA `which` (scalar when this build has none for it).
+/// The kernels of ISA `which` (scalar when this build has none for it). The AVX512_BF16 dot-product
+/// kernels are null unless `which` is avx512 and this CPU has the instruction.
 [[nodiscard]] inline tile_kernels tile_kernels_for(kernels::isa which) noexcept {
-  switch (which) {
+  tile_kernels t = kernels::kernel_table<tile_kernels>(which);
 #if POSENC_HAS_X86_KERNELS
-    case kernels::isa::avx512: {
-      tile_kernels t = avx512::make_tile_kernels();
-      if (avx512_bf16::cpu_has()) {
-        t.qk_heads_bf16_dot = &avx512_bf16::qk_heads;
-        t.pv_heads_bf16_dot = &avx512_bf16::pv_heads;
-        t.round_q_bf16_dot = &avx512_bf16::round_q;
-      }
-      return t;
-    }
-    case kernels::isa::avx2:
-      return avx2::make_tile_kernels();
+  if (t.qk_heads_bf16_dot != nullptr && avx512_bf16::cpu_has()) return t;
 #endif
-#if POSENC_HAS_NEON_KERNELS
-    case kernels::isa::neon:
-      return neon::make_tile_kernels();
-#endif
-    default:
-      return scalar::make_tile_kernels();
-  }
+  t.qk_heads_bf16_dot = nullptr;
+  t.pv_heads_bf16_dot = nullptr;
+  t.round_q_bf16_dot = nullptr;
+  return t;
 }
 
 /// The kernels of the active ISA (kernels::active_isa(): detected once, POSENC_ISA / set_isa override).

@@ -594,7 +594,7 @@ static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads
 }
 
 /// This ISA's kernels as a table of function pointers (one indirect call per tile, never per score).
-static inline tile_kernels make_tile_kernels() {
+static constexpr tile_kernels make_tile_kernels() {
   tile_kernels t;
   t.qk_packed = &qk_packed;
   t.pv_packed = &pv_packed;

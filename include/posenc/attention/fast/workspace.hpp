@@ -1,7 +1,7 @@
 // posenc/attention/fast/workspace.hpp — scratch memory of posenc::attention, reusable across calls.
 //
 // Per call: the transformed q / k copies, q rows prepared for the bfloat16 key kernel, distance
-// tables, tile summaries and decode partials.
+// tables, tile summaries and decode partials (one such set per sequence of a multi-sequence call).
 // Per work item: one scratch slot (O(tile x head_dim) floats) taken from a free list and given
 // back, so as many slots exist as work items ever ran at once (the thread count), and a call that
 // is not larger than an earlier one allocates nothing. Not for concurrent calls.
@@ -37,6 +37,7 @@ struct attention_scratch {
   std::vector<float> f;
   std::vector<const float*> rows;
   std::vector<std::uint8_t> mask;
+  std::vector<std::byte> k_stage, v_stage;  // a paged K / V tile spanning blocks, copied for the kernels
 };
 }  // namespace detail
 
@@ -52,6 +53,13 @@ class attention_workspace {
   std::vector<float> qk_q;  // q rows prepared for the in-place bfloat16 key kernel
   std::vector<double> query_bias;
   std::vector<detail::tile_summary> tiles;
+
+  /// The per-call buffers of sequence s of a multi-sequence call (ragged batch, paged cache):
+  /// created on first need and kept, so a call no larger than an earlier one allocates nothing.
+  attention_workspace& sequence(std::size_t s) {
+    while (sequences_.size() <= s) sequences_.push_back(std::make_unique<attention_workspace>());
+    return *sequences_[s];
+  }
 
   /// A scratch slot for one work item (created on first need, then reused).
   detail::attention_scratch* acquire() {
@@ -73,6 +81,7 @@ class attention_workspace {
   std::mutex mutex_;
   std::vector<std::unique_ptr<detail::attention_scratch>> all_;
   std::vector<detail::attention_scratch*> free_;
+  std::vector<std::unique_ptr<attention_workspace>> sequences_;
 };
 
 }  // namespace posenc::inline v0
