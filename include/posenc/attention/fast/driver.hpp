@@ -27,6 +27,7 @@
 
 #include <posenc/attention/fast/encoder_paths.hpp>
 #include <posenc/attention/fast/kernels.hpp>
+#include <posenc/attention/fast/kv_q8_0.hpp>
 #include <posenc/attention/fast/options.hpp>
 #include <posenc/attention/fast/workspace.hpp>
 #include <posenc/attention/mask.hpp>
@@ -40,9 +41,10 @@
 
 namespace posenc::inline v0::fast_detail {
 
-/// K/V storage types of the fast path.
+/// K/V storage types of the fast path (q8_0: views of blocks, fast/kv_q8_0.hpp).
 template <class T>
-concept kv_storage = std::same_as<T, float> || std::same_as<T, bfloat16> || std::same_as<T, float16>;
+concept kv_storage =
+    std::same_as<T, float> || std::same_as<T, bfloat16> || std::same_as<T, float16> || std::same_as<T, block_q8_0>;
 
 enum class tile_class : unsigned char { skip, full, partial };
 
@@ -351,14 +353,14 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
       else
         for (int j = 0; j < nk; ++j) {
           const TK* kr = c.k.row(b, j0 + j, g);
-          for (std::ptrdiff_t d = 0; d < D; ++d) kt[d * TKc + j] = static_cast<float>(kr[d * kds]);
+          for (std::ptrdiff_t d = 0; d < D; ++d) kt[d * TKc + j] = kv_value(kr, d, kds);
         }
       if (vds == 1)
         c.kern.template pack_v<TV>()(c.v.row(b, j0, g), c.v.stride(axis::token), nk, static_cast<int>(c.Dv), vt, dvp);
       else
         for (int j = 0; j < nk; ++j) {
           const TV* vr = c.v.row(b, j0 + j, g);
-          for (std::ptrdiff_t d = 0; d < c.Dv; ++d) vt[j * dvp + d] = static_cast<float>(vr[d * vds]);
+          for (std::ptrdiff_t d = 0; d < c.Dv; ++d) vt[j * dvp + d] = kv_value(vr, d, vds);
         }
       if (nk < TKc)
         for (std::ptrdiff_t d = 0; d < D; ++d) std::fill(kt + d * TKc + nk, kt + (d + 1) * TKc, 0.0f);
@@ -371,8 +373,7 @@ void run_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, std::ptrd
       qk(kq, static_cast<int>(Rg), static_cast<int>(c.gpi), c.k.row(b, j0, g), c.k.stride(axis::token),
          c.k.stride(axis::head), nk, static_cast<int>(D), c.scale, s, TKc, c.v.row(b, j0, g),
          static_cast<std::ptrdiff_t>(c.v.stride(axis::token) * sizeof(TV)),
-         static_cast<std::ptrdiff_t>(c.v.stride(axis::head) * sizeof(TV)),
-         static_cast<std::ptrdiff_t>(c.Dv * sizeof(TV)));
+         static_cast<std::ptrdiff_t>(c.v.stride(axis::head) * sizeof(TV)), kv_row_bytes<TV>(c.Dv));
     }
 
     // ---- hooks, mask, online softmax per row ----
@@ -528,7 +529,11 @@ inline void summarize(std::span<const std::int64_t> pos, std::span<const std::in
 template <class TK, class TV, class E>
 void validate_call(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const TV> v, tensor_view<float> out,
                    const E& enc, const attention_options& o, const fast_attention_options& f) {
-  detail::check_attention_shapes(q, k, v, out, o);
+  if constexpr (is_q8_0<TK>)
+    detail::require(q.dim() % block_q8_0::values == 0, "q.dim", q.dim(), "a multiple of 32 (q8_0 keys)");
+  if constexpr (is_q8_0<TV>)
+    detail::require(out.dim() % block_q8_0::values == 0, "out.dim", out.dim(), "a multiple of 32 (q8_0 values)");
+  detail::check_attention_shapes(q, shape_view(k), shape_view(v), out, o);
   detail::require_shape(!overlaps(out, k), "out", "a view overlapping k", "memory disjoint from k and v");
   detail::require_shape(!overlaps(out, v), "out", "a view overlapping v", "memory disjoint from k and v");
   detail::require(o.weights.empty(), "attention.weights", "given",
@@ -548,7 +553,7 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
          const E& enc, const attention_options& o, const fast_attention_options& f, const attention_mask& mask,
          attention_workspace& ws, float scale) {
   const std::ptrdiff_t B = q.batch(), Sq = q.tokens(), Hq = q.heads(), D = q.dim();
-  const std::ptrdiff_t Sk = k.tokens(), Hkv = k.heads(), Dv = v.dim(), G = Hq / Hkv;
+  const std::ptrdiff_t Sk = k.tokens(), Hkv = k.heads(), Dv = kv_dim(v), G = Hq / Hkv;
   const attention_kernels::tile_kernels kern = attention_kernels::active_tile_kernels();
   call<E, TK, TV> c{enc,
                     o,
@@ -748,17 +753,17 @@ void fast_attention(tensor_view<const float> q, tensor_view<const TK> k, tensor_
       const auto av = enc.relative_value(0, pq[0], pk[0]);
       detail::require_shape(static_cast<std::ptrdiff_t>(ak.size()) == D, "encoder.relative_key.size", ak.size(),
                             "q.dim = " + std::to_string(D));
-      detail::require_shape(av.empty() || static_cast<std::ptrdiff_t>(av.size()) == v.dim(),
+      detail::require_shape(av.empty() || static_cast<std::ptrdiff_t>(av.size()) == kv_dim(v),
                             "encoder.relative_value.size", av.size(),
-                            "0 (no value term) or v.dim = " + std::to_string(v.dim()));
+                            "0 (no value term) or v.dim = " + std::to_string(kv_dim(v)));
     }
   }
-  if (B == 0 || Sq == 0 || Hq == 0 || v.dim() == 0) return;
+  if (B == 0 || Sq == 0 || Hq == 0 || kv_dim(v) == 0) return;
   if (Sk == 0) {  // no key: every row attends to nothing, zeros with or without sinks (as sdpa)
     for (std::ptrdiff_t b = 0; b < B; ++b)
       for (std::ptrdiff_t i = 0; i < Sq; ++i)
         for (std::ptrdiff_t h = 0; h < Hq; ++h)
-          for (std::ptrdiff_t d = 0; d < v.dim(); ++d) out(b, i, h, d) = 0.0f;
+          for (std::ptrdiff_t d = 0; d < kv_dim(v); ++d) out(b, i, h, d) = 0.0f;
     return;
   }
 
@@ -791,12 +796,12 @@ void fast_attention(tensor_view<const float> q, tensor_view<const TK> k, tensor_
   }
   if (k_transform) {  // transformed keys are float whatever their storage (the oracle's rounding)
     if constexpr (qk_transform_encoding<E>) {
-      float* buf = detail::grow(ws.k, static_cast<std::size_t>(k.size()));
+      float* buf = detail::grow(ws.k, static_cast<std::size_t>(B * Sk * k.heads() * D));
       const auto view = tensor_view<float>::bthd(buf, B, Sk, k.heads(), D);
       for (std::ptrdiff_t b = 0; b < B; ++b)
         for (std::ptrdiff_t t = 0; t < Sk; ++t)
           for (std::ptrdiff_t h = 0; h < k.heads(); ++h)
-            for (std::ptrdiff_t d = 0; d < D; ++d) view(b, t, h, d) = static_cast<float>(k(b, t, h, d));
+            for (std::ptrdiff_t d = 0; d < D; ++d) view(b, t, h, d) = kv_value(k.row(b, t, h), d, k.stride(axis::dim));
       enc.transform_k(view, mask.key_positions());
       run<E, float, TV>(q, tensor_view<const float>(view), v, out, enc, o, f, mask, ws, scale);
     }
