@@ -158,13 +158,13 @@ TEST_CASE("kv cache q8_0: a RoPE schedule switch re-rotates the dequantised keys
   tensor4<float> want = k0;
   enc.rotate(want.view(), p0, enc.at(first + more));
   const auto got = dequantized(c.keys_q8_0().token_slice(0, first));
-  // Two quantisations (before and after the re-rotation): per element <= (1 + sqrt 2) M / 254, M the
-  // row's largest RoPE pair norm (<= sqrt 2 max |x|), times 1 + 2^-10 for the fp16 scale (docs/kv-cache.md).
+  // Two quantisations (before and after the re-rotation): per element <= (1 + sqrt 2) e, e = 9/8 M / 254,
+  // M the row's largest RoPE pair norm (<= sqrt 2 max |x|; docs/kv-cache.md).
   for (std::ptrdiff_t t = 0; t < first; ++t)
     for (std::ptrdiff_t h = 0; h < H; ++h) {
       double m = 0;
       for (std::ptrdiff_t d = 0; d < D; ++d) m = std::max(m, std::fabs(static_cast<double>(want.at(0, t, h, d))));
-      const double M = std::sqrt(2.0) * m, bound = (1 + std::sqrt(2.0)) * M / 254 * (1 + 0x1p-10) + 1e-6 * M;
+      const double M = std::sqrt(2.0) * m, bound = (1 + std::sqrt(2.0)) * 9 / 8 * M / 254 + 1e-6 * M;
       for (std::ptrdiff_t d = 0; d < D; ++d) {
         const float g = got[static_cast<std::size_t>((t * H + h) * D + d)];
         CHECK(std::fabs(static_cast<double>(g) - want.at(0, t, h, d)) <= bound);
@@ -172,7 +172,7 @@ TEST_CASE("kv cache q8_0: a RoPE schedule switch re-rotates the dequantised keys
     }
 }
 
-TEST_CASE("kv cache q8_0: drift of repeated window shifts stays within (N + 1) sqrt 2 M / 254",
+TEST_CASE("kv cache q8_0: drift of repeated window shifts stays within (N + 1) sqrt 2 e",
           "[attention][kv_cache][q8_0]") {
   // N shifts of a q8_0 cache (each: dequantise the moved keys, rotate by -evict, requantise) against a
   // float cache shifted the same way (exact rotations up to fp32 rounding) and against that float
@@ -196,7 +196,7 @@ TEST_CASE("kv cache q8_0: drift of repeated window shifts stays within (N + 1) s
   const auto once =
       dequantized(posenc::tensor_view<const block_q8_0>::bthd(quantized(exact).data(), B, c.length(), H, D / 32));
   const auto rows = B * c.length() * H;
-  const double r2 = std::sqrt(2.0), growth = 1 + (N + 1) * r2 / 254;  // M may grow by the drift itself
+  const double r2 = std::sqrt(2.0), growth = 1 + (N + 1) * r2 * 9 / 8 / 254;  // M may grow by the drift itself
   double worst = 0, worst_once = 0;
   for (std::ptrdiff_t r = 0; r < rows; ++r) {
     const auto t = (r / H) % c.length();
@@ -204,13 +204,13 @@ TEST_CASE("kv cache q8_0: drift of repeated window shifts stays within (N + 1) s
     for (std::ptrdiff_t d = 0; d < D; ++d) m = std::max(m, std::fabs(static_cast<double>(exact[r * D + d])));
     const double M = r2 * m;
     const int shifts = t < sinks ? 0 : N;  // sinks never move
-    const double bound = (shifts + 1) * r2 * M / 254 * growth * (1 + 0x1p-10) + 1e-6 * (shifts + 1) * M;
+    const double e = 9.0 / 8 * M / 254, bound = (shifts + 1) * r2 * e * growth + 1e-6 * (shifts + 1) * M;
     for (std::ptrdiff_t d = 0; d < D; ++d) {
       const auto i = static_cast<std::size_t>(r * D + d);
-      const double e = std::fabs(static_cast<double>(got[i]) - exact[i]);
+      const double err = std::fabs(static_cast<double>(got[i]) - exact[i]);
       const double e1 = std::fabs(static_cast<double>(got[i]) - once[i]);
-      worst = std::max(worst, e / bound);
-      worst_once = std::max(worst_once, e1 / (bound + M / 254 * (1 + 0x1p-10)));
+      worst = std::max(worst, err / bound);
+      worst_once = std::max(worst_once, e1 / (bound + e));
     }
   }
   INFO("worst drift / bound " << worst << ", vs quantised once " << worst_once);
