@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -48,6 +49,20 @@ struct rng {
   bool chance(int percent) { return in(0, 99) < percent; }
 };
 
+/// The masks of fast_support plus attention chunks and logit soft-capping.
+struct q8_masks : fast_masks {
+  std::optional<std::int64_t> chunk{};
+  std::optional<double> softcap{};
+  q8_masks() = default;
+  q8_masks(const fast_masks& m) : fast_masks(m) {}  // NOLINT(google-explicit-constructor)
+  [[nodiscard]] posenc::attention_options options() const {
+    auto o = fast_masks::options();
+    o.attention_chunk = chunk;
+    o.logit_softcap = softcap;
+    return o;
+  }
+};
+
 /// Which of K and V are handed over as q8_0.
 struct q8_which {
   bool k = true, v = true;
@@ -73,6 +88,7 @@ struct q8_inputs {
 /// [b][t][h][:] rows (n values each) as [b][h][t][:] (head-major caches).
 template <class T>
 std::vector<T> head_major(const std::vector<T>& x, const fast_shape& s, std::ptrdiff_t n) {
+  if (x.empty()) return {};  // no q8_0 values (Dv not a multiple of 32)
   std::vector<T> y(x.size());
   for (std::ptrdiff_t b = 0; b < s.B; ++b)
     for (std::ptrdiff_t t = 0; t < s.Sk; ++t)
@@ -119,7 +135,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 /// The q8_0 call against sdpa on the dequantised values (max |out - ref| / ((1 + A) vmax) <= the float
 /// bound) and against the float call on the same values (bit for bit).
 template <class E>
-void check_q8(const char* what, const q8_inputs& x, q8_which w, const E& enc, const fast_masks& m,
+void check_q8(const char* what, const q8_inputs& x, q8_which w, const E& enc, const q8_masks& m,
               const posenc::fast_attention_options& f, double growth = 1.0) {
   const auto o = m.options();
   const auto got = run_q8(x, w, enc, o, f);
@@ -137,8 +153,9 @@ void check_q8(const char* what, const q8_inputs& x, q8_which w, const E& enc, co
             << " Sk " << s.Sk << " Hq " << s.Hq << " Hkv " << s.Hkv << " D " << s.D << " Dv " << s.Dv << " causal "
             << m.causal << " window " << m.window.value_or(0) << " positions " << !m.pq.empty() << " lengths "
             << !m.lengths.empty() << " key_mask " << !m.key_mask.empty() << " segments " << !m.sq.empty() << " sinks "
-            << !m.sinks.empty() << " head-major " << x.in.head_major_kv << " query_tile " << f.query_tile << " split "
-            << f.split_keys << " -> error " << worst / ((1 + A) * vmax));
+            << !m.sinks.empty() << " chunk " << m.chunk.value_or(0) << " softcap " << m.softcap.value_or(0)
+            << " head-major " << x.in.head_major_kv << " query_tile " << f.query_tile << " split " << f.split_keys
+            << " -> error " << worst / ((1 + A) * vmax));
   CHECK(worst / ((1 + A) * vmax) <= fast_bound);
   CHECK(same_bits(got, flt));
 }
@@ -215,7 +232,9 @@ void random_cases(int cases, std::uint64_t seed) {
     s.B = r.in(1, 2);
     s.Sk = 2 * r.in(0, s.D >= 128 ? 40 : 75) + 1;
     s.Sq = r.chance(40) ? 1 : std::min<std::ptrdiff_t>(s.Sk, 2 * r.in(0, 20) + 1);
-    const fast_masks m = random_masks(r, s);
+    q8_masks m = random_masks(r, s);
+    if (r.chance(20)) m.chunk = r.in(8, 40);
+    if (r.chance(20)) m.softcap = r.chance(50) ? 0.5 : 5.0;  // the A of the bound stays the uncapped one
     posenc::fast_attention_options f;
     constexpr int tiles[] = {0, 0, 1, 3, 16};
     f.query_tile = tiles[r.in(0, 4)];
@@ -241,7 +260,7 @@ void random_cases(int cases, std::uint64_t seed) {
     posenc::fast_attention_options general = f;
     general.max_bias_table = 0;
     check_q8("alibi general path", x, w, alibi, m, general);
-    fast_masks raw = m;  // keys read as stored (no transform copy): the tile kernels read the blocks
+    q8_masks raw = m;  // keys read as stored (no transform copy): the tile kernels read the blocks
     raw.transform_keys = false;
     check_q8("rope, keys as stored", x, w, rope, raw, f);
   }
@@ -263,7 +282,7 @@ TEST_CASE("attention over q8_0 K/V: prefill (packed) and decode (in place) shape
       q8_inputs x(s, 5);
       x.in.head_major_kv = hm;
       for (const bool causal : {false, true}) {
-        fast_masks m;
+        q8_masks m;
         m.causal = causal;
         const auto enc = posenc::combine(posenc::rope({.head_dim = static_cast<int>(s.D)}), make_t5(s.Hq, !causal));
         for (const std::ptrdiff_t split : {64, 2048}) {
@@ -336,6 +355,20 @@ TEST_CASE("attention over q8_0 K/V: masked keys contribute nothing whatever thei
     const auto b = run_q8(dirty, {}, enc, m.options());
     CHECK(same_bits(a, b));
     for (float v : b) CHECK(std::isfinite(v));
+  }
+}
+
+TEST_CASE("attention over q8_0 K/V: zero keys give zeros, with or without sinks", "[fast][q8_0]") {
+  std::vector<float> q(4 * 64, 0.5f), out(4 * 64, -1.0f);
+  const std::vector<double> sinks{0.5, 1.0, -1.0, 2.0};
+  using bv = posenc::tensor_view<const block_q8_0>;
+  for (const bool with_sinks : {false, true}) {
+    posenc::attention_options o;
+    if (with_sinks) o.sinks = sinks;
+    posenc::attention(posenc::tensor_view<const float>::bthd(q.data(), 1, 1, 4, 64), bv::bthd(nullptr, 1, 0, 2, 2),
+                      bv::bthd(nullptr, 1, 0, 2, 2), posenc::tensor_view<float>::bthd(out.data(), 1, 1, 4, 64),
+                      posenc::no_position{}, o);
+    for (float v : out) CHECK(v == 0.0f);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -226,4 +227,31 @@ TEST_CASE("kv cache q8_0: drift of repeated window shifts stays within (N + 1) s
                        values_after.begin() + (b * c.length() + t + 1) * H * D,
                        values_before.begin() + (b * S + src) * H * D));
     }
+}
+
+TEST_CASE("kv cache q8_0: padding tokens holding NaN and Inf are never attended", "[attention][kv_cache][q8_0]") {
+  const std::ptrdiff_t B = 1, S = 10, H = 2, Hq = 4, D = 64;
+  const posenc::alibi enc({.num_heads = Hq});
+  tensor4<float> k(B, S, H, D, 31), v(B, S, H, D, 32);
+  const tensor4<float> q(B, 1, Hq, D, 33);
+  const std::vector<std::uint8_t> mask{1, 1, 1, 0, 1, 1, 1, 0, 1, 1};
+  auto run = [&](float junk) {
+    tensor4<float> kk = k, vv = v;
+    for (const std::ptrdiff_t t : {3, 7})
+      for (std::ptrdiff_t h = 0; h < H; ++h)
+        for (std::ptrdiff_t d = 0; d < D; ++d) kk.at(0, t, h, d) = vv.at(0, t, h, d) = d % 5 == 0 ? junk : -junk;
+    kv_cache<float> c(
+        {.kv_heads = H, .head_dim = D, .key_type = kv_cache_type::q8_0, .value_type = kv_cache_type::q8_0});
+    (void)c.append(enc, kk.cview(), vv.cview(), positions(B, S, 0), mask);
+    tensor4<float> out(B, 1, Hq, D);
+    c.attend(enc, q.cview(), out.view(), positions(B, 1, S), {.causal = true});
+    return out.data;
+  };
+  const auto clean = run(0.0f), nan = run(std::numeric_limits<float>::quiet_NaN()),
+             inf = run(std::numeric_limits<float>::infinity());
+  for (std::size_t i = 0; i < clean.size(); ++i) {
+    CHECK(std::isfinite(clean[i]));
+    CHECK(nan[i] == clean[i]);
+    CHECK(inf[i] == clean[i]);
+  }
 }
