@@ -20,11 +20,13 @@
 #include <posenc/attention/sdpa.hpp>
 #include <posenc/core/half.hpp>
 #include <posenc/core/parallel.hpp>
+#include <posenc/core/q8_0.hpp>
 #include <posenc/encoders/alibi.hpp>
 #include <posenc/encoders/no_position.hpp>
 #include <posenc/encoders/shaw.hpp>
 #include <posenc/encoders/t5.hpp>
 #include <posenc/kernels/isa.hpp>
+#include <posenc/kernels/q8_0.hpp>
 
 #include "read_anchor.hpp"
 
@@ -491,25 +493,53 @@ void BM_per_sequence_mix(benchmark::State& s) {
   ragged_mix(s, false);
 }
 
+/// q8_0 K/V (ggml's block_q8_0, 34 bytes per 32 values: 68 MiB at 32768 tokens) read in the tiles;
+/// against the read loop over the same bytes.
+void BM_decode_q8_0(benchmark::State& state) {
+  const auto L = static_cast<std::ptrdiff_t>(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  constexpr std::ptrdiff_t Hq = 32, Hkv = 8, nb = kD / posenc::block_q8_0::values;
+  const auto q = filled<float>(Hq * kD, 1, 1);
+  std::vector<posenc::block_q8_0> k(static_cast<std::size_t>(L * Hkv * nb)), v(k.size());
+  {
+    const auto kf = filled<float>(static_cast<std::size_t>(L * Hkv * kD), 1, 2), vf = filled<float>(kf.size(), 1, 3);
+    posenc::kernels::quantize_row_q8_0(kf.data(), k.data(), static_cast<std::ptrdiff_t>(kf.size()));
+    posenc::kernels::quantize_row_q8_0(vf.data(), v.data(), static_cast<std::ptrdiff_t>(vf.size()));
+  }
+  std::vector<float> out(q.size());
+  posenc::attention_workspace ws;
+  const posenc::fast_attention_options f{.executor = pool(threads).as_parallel_for(), .workspace = &ws};
+  using tv = posenc::tensor_view<const posenc::block_q8_0>;
+  for (auto _ : state) {
+    posenc::attention(posenc::tensor_view<const float>::thd(q.data(), 1, Hq, kD), tv::thd(k.data(), L, Hkv, nb),
+                      tv::thd(v.data(), L, Hkv, nb), posenc::tensor_view<float>::thd(out.data(), 1, Hq, kD),
+                      posenc::no_position{}, {.causal = true}, f);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["bytes/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(k.size() * sizeof(posenc::block_q8_0)),
+      benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
 // Debug builds (the dev preset's smoke run) use small shapes; release builds the shapes.
 #if defined(NDEBUG)
-constexpr std::int64_t kPrefill = 4096, kCached = 32768, kMiB32 = 256, kMiB16 = 128, kInCache = 512;
+constexpr std::int64_t kPrefill = 4096, kCached = 32768, kMiB32 = 256, kMiB16 = 128, kMiBq8 = 68, kInCache = 512;
 constexpr std::int64_t kShort = 4096, kMiB32Short = 32, kMiB16Short = 16;
 #else
-constexpr std::int64_t kPrefill = 256, kCached = 1024, kMiB32 = 8, kMiB16 = 4, kInCache = 512;
+constexpr std::int64_t kPrefill = 256, kCached = 1024, kMiB32 = 8, kMiB16 = 4, kMiBq8 = 2, kInCache = 512;
 constexpr std::int64_t kShort = 256, kMiB32Short = 1, kMiB16Short = 1;
 #endif
 
 #if defined(__x86_64__)
 BENCHMARK(BM_anchor_fma_peak)->Unit(benchmark::kMillisecond);
-// K+V bytes of the decode shapes: fp32 256 MiB, bf16 128 MiB (32768 tokens x 8 heads x 128 x 2)
+// K+V bytes of the decode shapes: fp32 256 MiB, bf16 128 MiB, q8_0 68 MiB (32768 tokens x 8 heads x 128 x 2)
 BENCHMARK(BM_model_decode_order)->Arg(kCached)->UseRealTime()->Unit(benchmark::kMillisecond);
 // Every read-loop variant (streams x prefetch) at each decode size and thread count: the best of
 // them is the limit of the decode rows of that size (scripts/attention-ratios).
 static void read_variants(benchmark::internal::Benchmark* b) {
-  for (const std::int64_t mib : {kMiB32, kMiB16, kMiB32Short, kMiB16Short})
+  for (const std::int64_t mib : {kMiB32, kMiB16, kMiBq8, kMiB32Short, kMiB16Short})
     for (const std::int64_t threads : {1, 2})
       for (const int streams : read_anchor::kStreams)
         for (const std::ptrdiff_t pf : read_anchor::kPrefetch) b->Args({mib, threads, streams, pf});
@@ -553,3 +583,4 @@ BENCHMARK(BM_decode_fp32_paged)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ragged_mix)->Args({kCached / 8, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_per_sequence_mix)->Args({kCached / 8, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_decode_q8_0)->Apply(decode_shapes);

@@ -5,9 +5,12 @@
 // or bottom-right positions, GQA/MQA, scale x the encoder's softmax multiplier,
 // transform_queries/keys — computed by a tiled online-softmax kernel
 // (attention/fast/driver.hpp) that evaluates every encoder hook inside the tiles and never forms an
-// Sq x Sk matrix. Differences from sdpa: fp32 arithmetic (q, out float; k, v float, bfloat16 or
-// float16), the `weights` output is declined (config_error), execution knobs in a trailing argument.
-// Paged K/V caches: attention/paged.hpp; ragged batches (cu_seqlens offsets): attention/ragged.hpp.
+// Sq x Sk matrix. Differences from sdpa: fp32 arithmetic (q, out float; k, v float, bfloat16,
+// float16 or q8_0 blocks), the `weights` output is declined (config_error), execution knobs in a
+// trailing argument. q8_0 K/V (core/q8_0.hpp, ggml's block_q8_0) are views of blocks, dim = D / 32,
+// read inside the tiles: bit for bit the float call on the dequantised values (docs/attention.md).
+// Paged K/V caches: attention/paged.hpp; ragged batches (cu_seqlens offsets): attention/ragged.hpp
+// (both for element types, not q8_0).
 //
 // Accuracy (tests/attention/fast_attention_test.cpp, every case): with A = max |logit| of the
 // call (scale * |q.k| + |bias|), every output element satisfies
@@ -51,7 +54,8 @@
 namespace posenc::inline v0 {
 
 /// Fused attention: `q` [B, Sq, Hq, D] float, `k` [B, Sk, Hkv, D] and `v` [B, Sk, Hkv, Dv] float,
-/// bfloat16 or float16 (any strides; unit dim stride is the fast case), `out` [B, Sq, Hq, Dv] float
+/// bfloat16 or float16 (any strides; unit dim stride is the fast case) or block_q8_0 ([B, Sk, Hkv,
+/// D / 32] blocks; D, Dv multiples of 32, else config_error), `out` [B, Sq, Hq, Dv] float
 /// (may share memory with q in any layout and for any Dv, as sdpa: q is then read from a copy unless
 /// out is q row for row; never overlap k or v). Throws what sdpa throws, plus config_error for
 /// `attention.weights` and invalid `fast_attention.*` fields, before writing anything.

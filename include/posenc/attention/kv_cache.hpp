@@ -7,6 +7,9 @@
 // caller re-prefills), or keep the stale keys (reproduces HF). A StreamingLLM window shift keeps s
 // sink tokens, evicts the middle and delta-rotates the rest to their new positions (K-shift). This
 // is a reference: contiguous storage, growth by doubling, no paging, one common length per batch.
+// A float cache may store keys and/or values as q8_0 blocks (ggml's 8-bit cache type, core/q8_0.hpp):
+// quantised on append, read by the fused attention in its tiles; re-rotation and window shifts
+// dequantise, rotate and requantise (docs/kv-cache.md states the drift over repeated shifts).
 #pragma once
 
 #include <algorithm>
@@ -25,8 +28,10 @@
 #include <posenc/concepts.hpp>
 #include <posenc/core/checked.hpp>
 #include <posenc/core/errors.hpp>
+#include <posenc/core/q8_0.hpp>
 #include <posenc/core/tensor_view.hpp>
 #include <posenc/encoders/combined.hpp>
+#include <posenc/kernels/q8_0.hpp>
 #include <posenc/rope/frequencies.hpp>
 
 namespace posenc::inline v0 {
@@ -46,6 +51,10 @@ enum class cache_event : unsigned char {
   kept_stale,  ///< the schedule switched; old keys were kept as written (keep_stale)
 };
 
+/// How a cache stores keys or values: as the cache's element type, or as q8_0 blocks (32 values in
+/// 34 bytes: ggml's block_q8_0, llama.cpp's `q8_0` cache type; float caches only, dims % 32 == 0).
+enum class kv_cache_type : unsigned char { native, q8_0 };
+
 /// Shape and policy of one layer's cache.
 struct kv_cache_config {
   std::ptrdiff_t batch = 1;                   ///< B: sequences decoded together (one common length)
@@ -54,6 +63,8 @@ struct kv_cache_config {
   std::optional<std::ptrdiff_t> value_dim{};  ///< Dv; absent: head_dim
   std::ptrdiff_t capacity = 0;                ///< tokens to reserve up front (grows by doubling)
   rope_cache_policy policy = rope_cache_policy::rerotate_cached_keys;
+  kv_cache_type key_type = kv_cache_type::native;    ///< q8_0: keys quantised (after the transform) on append
+  kv_cache_type value_type = kv_cache_type::native;  ///< q8_0: values quantised on append
 };
 
 namespace detail {
@@ -100,6 +111,37 @@ constexpr int other_qk_parts() {
     return qk_transform_encoding<E> ? 1 : 0;
 }
 
+/// A cache's q8_0 rows [B, T, H, n / 32] (dim stride 1) dequantised into contiguous float [B, T, H, n].
+inline std::vector<float> dequantize_rows(tensor_view<const block_q8_0> x) {
+  const std::ptrdiff_t B = x.batch(), S = x.tokens(), H = x.heads(), n = x.dim() * block_q8_0::values;
+  std::vector<float> out(static_cast<std::size_t>(B * S * H * n));
+  for (std::ptrdiff_t b = 0; b < B; ++b)
+    for (std::ptrdiff_t t = 0; t < S; ++t)
+      for (std::ptrdiff_t h = 0; h < H; ++h)
+        kernels::dequantize_row_q8_0(x.row(b, t, h), out.data() + ((b * S + t) * H + h) * n, n);
+  return out;
+}
+
+/// The reverse: contiguous float rows [B, T, H, n] quantised into the cache's q8_0 rows y.
+inline void quantize_rows(const float* x, tensor_view<block_q8_0> y) {
+  const std::ptrdiff_t B = y.batch(), S = y.tokens(), H = y.heads(), n = y.dim() * block_q8_0::values;
+  for (std::ptrdiff_t b = 0; b < B; ++b)
+    for (std::ptrdiff_t t = 0; t < S; ++t)
+      for (std::ptrdiff_t h = 0; h < H; ++h)
+        kernels::quantize_row_q8_0(x + ((b * S + t) * H + h) * n, y.row(b, t, h), n);
+}
+
+/// sdpa on a view that may be q8_0 (dequantised first: the reference path of a q8_0 cache).
+template <class K>
+auto sdpa_operand(tensor_view<K> x, std::vector<float>& buf) {
+  if constexpr (std::is_same_v<std::remove_const_t<K>, block_q8_0>) {
+    buf = dequantize_rows(x);
+    return tensor_view<const float>::bthd(buf.data(), x.batch(), x.tokens(), x.heads(), x.dim() * block_q8_0::values);
+  } else {
+    return x;
+  }
+}
+
 /// The attention of a float cache / layer is the fused posenc::attention; double ones keep the
 /// double-precision sdpa (posenc::attention computes in fp32 only), and so do encoders the fused
 /// path cannot take (a relative_kv hook not in distance form) and calls that ask for the attention
@@ -110,7 +152,8 @@ void attend_fast_or_reference(tensor_view<Q> q, tensor_view<K> k, tensor_view<V>
   if constexpr (std::is_same_v<T, float> && fast_detail::all_relative_kv_by_distance<E>()) {
     if (o.weights.empty()) return attention(q, k, v, out, enc, o, fast);
   }
-  sdpa(q, k, v, out, enc, o);
+  std::vector<float> kbuf, vbuf;
+  sdpa(q, sdpa_operand(k, kbuf), sdpa_operand(v, vbuf), out, enc, o);
 }
 
 /// Calls f(rope part) when E has one.
@@ -174,6 +217,15 @@ class kv_cache {
     if (c.value_dim) detail::require(*c.value_dim >= 1, "kv_cache.value_dim", *c.value_dim, ">= 1");
     detail::require(c.capacity >= 0, "kv_cache.capacity", c.capacity, ">= 0");
     dv_ = c.value_dim ? *c.value_dim : c.head_dim;
+    if (c.key_type == kv_cache_type::q8_0) {
+      detail::require(std::is_same_v<T, float>, "kv_cache.key_type", "q8_0", "native for a double cache");
+      detail::require(c.head_dim % block_q8_0::values == 0, "kv_cache.head_dim", c.head_dim,
+                      "a multiple of 32 (q8_0 keys)");
+    }
+    if (c.value_type == kv_cache_type::q8_0) {
+      detail::require(std::is_same_v<T, float>, "kv_cache.value_type", "q8_0", "native for a double cache");
+      detail::require(dv_ % block_q8_0::values == 0, "kv_cache.value_dim", dv_, "a multiple of 32 (q8_0 values)");
+    }
     // One token of every sequence must be addressable before any capacity is: batch * Hkv * D (Dv).
     (void)elements_for("kv_cache.head_dim", 1, cfg_.head_dim);
     (void)elements_for("kv_cache.value_dim", 1, dv_);
@@ -188,9 +240,23 @@ class kv_cache {
   [[nodiscard]] bool empty() const noexcept { return len_ == 0; }
 
   /// Cached (transformed) keys [B, length, Hkv, D] and values [B, length, Hkv, Dv]. Invalidated by
-  /// any non-const call.
-  [[nodiscard]] tensor_view<const T> keys() const noexcept { return view_of(keys_, cfg_.head_dim); }
-  [[nodiscard]] tensor_view<const T> values() const noexcept { return view_of(values_, dv_); }
+  /// any non-const call. Empty (no tokens) for a side stored as q8_0: read keys_q8_0() / values_q8_0().
+  [[nodiscard]] tensor_view<const T> keys() const noexcept {
+    return q8_keys() ? view_of(keys_, cfg_.head_dim, 0) : view_of(keys_, cfg_.head_dim);
+  }
+  [[nodiscard]] tensor_view<const T> values() const noexcept {
+    return q8_values() ? view_of(values_, dv_, 0) : view_of(values_, dv_);
+  }
+  /// q8_0 keys [B, length, Hkv, D / 32] and values [B, length, Hkv, Dv / 32] in blocks (empty for a
+  /// native side). Invalidated by any non-const call.
+  [[nodiscard]] tensor_view<const block_q8_0> keys_q8_0() const noexcept {
+    return q8_keys() ? view_of(keys_q8_, cfg_.head_dim / block_q8_0::values)
+                     : view_of(keys_q8_, cfg_.head_dim / block_q8_0::values, 0);
+  }
+  [[nodiscard]] tensor_view<const block_q8_0> values_q8_0() const noexcept {
+    return q8_values() ? view_of(values_q8_, dv_ / block_q8_0::values)
+                       : view_of(values_q8_, dv_ / block_q8_0::values, 0);
+  }
   /// Position of every cached token [B * length]; token mask (0 = padding) [B * length].
   [[nodiscard]] std::span<const std::int64_t> positions() const noexcept { return pos_; }
   [[nodiscard]] std::span<const std::uint8_t> token_mask() const noexcept { return mask_; }
@@ -236,15 +302,24 @@ class kv_cache {
   /// value_dim) is not a valid element count; std::bad_alloc when the memory is not there.
   void reserve(std::ptrdiff_t tokens) {
     if (tokens <= cap_) return;
-    const std::ptrdiff_t H = cfg_.kv_heads, D = cfg_.head_dim;
-    std::vector<T> k(static_cast<std::size_t>(elements_for("kv_cache.capacity", tokens, D))),
-        v(static_cast<std::size_t>(elements_for("kv_cache.capacity", tokens, dv_)));
-    for (std::ptrdiff_t b = 0; b < cfg_.batch; ++b) {
-      std::copy_n(keys_.data() + b * cap_ * H * D, len_ * H * D, k.data() + b * tokens * H * D);
-      std::copy_n(values_.data() + b * cap_ * H * dv_, len_ * H * dv_, v.data() + b * tokens * H * dv_);
-    }
-    keys_ = std::move(k);
-    values_ = std::move(v);
+    const std::ptrdiff_t H = cfg_.kv_heads;
+    // the element counts are checked in values (a q8_0 row takes fewer bytes than a float one)
+    (void)elements_for("kv_cache.capacity", tokens, cfg_.head_dim);
+    (void)elements_for("kv_cache.capacity", tokens, dv_);
+    auto grow = [&](auto& old, std::ptrdiff_t row) {  // row: elements per (token, head)
+      std::remove_reference_t<decltype(old)> n(static_cast<std::size_t>(cfg_.batch * tokens * H * row));
+      for (std::ptrdiff_t b = 0; b < cfg_.batch; ++b)
+        std::copy_n(old.data() + b * cap_ * H * row, len_ * H * row, n.data() + b * tokens * H * row);
+      old = std::move(n);
+    };
+    if (q8_keys())
+      grow(keys_q8_, cfg_.head_dim / block_q8_0::values);
+    else
+      grow(keys_, cfg_.head_dim);
+    if (q8_values())
+      grow(values_q8_, dv_ / block_q8_0::values);
+    else
+      grow(values_, dv_);
     cap_ = tokens;
   }
 
@@ -306,7 +381,14 @@ class kv_cache {
           event = cache_event::dropped;
           return;
         }
-        r.rerotate(mutable_keys(), std::span<const std::int64_t>(pos_), *freq_, *target);
+        if (q8_keys()) {  // dequantise, re-rotate, requantise (docs/kv-cache.md: one requantisation)
+          auto f = detail::dequantize_rows(keys_q8_0());
+          r.rerotate(tensor_view<float>::bthd(f.data(), cfg_.batch, len_, cfg_.kv_heads, cfg_.head_dim),
+                     std::span<const std::int64_t>(pos_), *freq_, *target);
+          detail::quantize_rows(f.data(), view_of(keys_q8_, cfg_.head_dim / block_q8_0::values, len_));
+        } else {
+          r.rerotate(mutable_keys(), std::span<const std::int64_t>(pos_), *freq_, *target);
+        }
         event = cache_event::rerotated;
       }
     });
@@ -327,11 +409,23 @@ class kv_cache {
     // Doubling saturates at the largest valid capacity; reserve() then checks the element count.
     if (need > cap_) reserve(std::max(need, cap_ > PTRDIFF_MAX / 2 ? PTRDIFF_MAX : 2 * cap_));
     const auto kd = view_of(keys_, cfg_.head_dim, len_ + n), vd = view_of(values_, dv_, len_ + n);
+    const auto kq = view_of(keys_q8_, cfg_.head_dim / block_q8_0::values, len_ + n),
+               vq = view_of(values_q8_, dv_ / block_q8_0::values, len_ + n);
+    std::vector<T> vrow(q8_values() ? static_cast<std::size_t>(dv_) : 0);
     for (std::ptrdiff_t b = 0; b < B; ++b)
       for (std::ptrdiff_t t = 0; t < n; ++t)
         for (std::ptrdiff_t h = 0; h < cfg_.kv_heads; ++h) {
-          for (std::ptrdiff_t d = 0; d < cfg_.head_dim; ++d) kd(b, len_ + t, h, d) = kview(b, t, h, d);
-          for (std::ptrdiff_t d = 0; d < dv_; ++d) vd(b, len_ + t, h, d) = v(b, t, h, d);
+          if constexpr (std::is_same_v<T, float>) {
+            if (q8_keys()) kernels::quantize_row_q8_0(kview.row(b, t, h), kq.row(b, len_ + t, h), cfg_.head_dim);
+            if (q8_values()) {
+              for (std::ptrdiff_t d = 0; d < dv_; ++d) vrow[static_cast<std::size_t>(d)] = v(b, t, h, d);
+              kernels::quantize_row_q8_0(vrow.data(), vq.row(b, len_ + t, h), dv_);
+            }
+          }
+          if (!q8_keys())
+            for (std::ptrdiff_t d = 0; d < cfg_.head_dim; ++d) kd(b, len_ + t, h, d) = kview(b, t, h, d);
+          if (!q8_values())
+            for (std::ptrdiff_t d = 0; d < dv_; ++d) vd(b, len_ + t, h, d) = v(b, t, h, d);
         }
     std::vector<std::int64_t> p;
     std::vector<std::uint8_t> m;
@@ -380,7 +474,7 @@ class kv_cache {
     options.transform_keys = false;
     const bool steered = freq_.has_value() && detail::rope_parts<E>() > 0;
     if (!steered) {
-      detail::attend_fast_or_reference(q, keys(), values(), out, enc, options, fast);
+      with_kv([&](auto k, auto v) { detail::attend_fast_or_reference(q, k, v, out, enc, options, fast); });
       return;
     }
     detail::require_shape(static_cast<std::ptrdiff_t>(q_positions.size()) == q.batch() * q.tokens(),
@@ -390,7 +484,7 @@ class kv_cache {
     const auto qview = tensor_view<T>::bthd(qbuf.data(), q.batch(), q.tokens(), q.heads(), q.dim());
     if constexpr (qk_transform_encoding<E>) detail::apply_qk(enc, qview, q_positions, true, &*freq_);
     options.transform_queries = false;
-    detail::attend_fast_or_reference(qview, keys(), values(), out, enc, options, fast);
+    with_kv([&](auto k, auto v) { detail::attend_fast_or_reference(qview, k, v, out, enc, options, fast); });
   }
 
   /// StreamingLLM / context shift: keeps the first `sink_tokens` of every sequence, evicts the next
@@ -415,15 +509,20 @@ class kv_cache {
         detail::require(
             pos_[static_cast<std::size_t>(b * len_ + t)] >= std::numeric_limits<std::int64_t>::min() + evict,
             "kv_cache.evict", evict, "a shift that keeps every moved position >= INT64_MIN");
-    const auto kd = view_of(keys_, D, len_), vd = view_of(values_, dv_, len_);
-    for (std::ptrdiff_t b = 0; b < B; ++b)
-      for (std::ptrdiff_t t = 0; t < kept; ++t) {
-        const std::ptrdiff_t from = sink_tokens + evict + t, to = sink_tokens + t;
-        for (std::ptrdiff_t h = 0; h < H; ++h) {
-          for (std::ptrdiff_t d = 0; d < D; ++d) kd(b, to, h, d) = kd(b, from, h, d);
-          for (std::ptrdiff_t d = 0; d < dv_; ++d) vd(b, to, h, d) = vd(b, from, h, d);
-        }
-      }
+    // the kept rows move down whole (q8_0 rows as blocks: moving them changes no value)
+    auto move_rows = [&](auto& s, std::ptrdiff_t row) {
+      for (std::ptrdiff_t b = 0; b < B; ++b)
+        std::copy_n(s.data() + (b * cap_ + sink_tokens + evict) * H * row, kept * H * row,
+                    s.data() + (b * cap_ + sink_tokens) * H * row);
+    };
+    if (q8_keys())
+      move_rows(keys_q8_, D / block_q8_0::values);
+    else
+      move_rows(keys_, D);
+    if (q8_values())
+      move_rows(values_q8_, dv_ / block_q8_0::values);
+    else
+      move_rows(values_, dv_);
     std::vector<std::int64_t> p;
     std::vector<std::uint8_t> m;
     for (std::ptrdiff_t b = 0; b < B; ++b)
@@ -439,6 +538,16 @@ class kv_cache {
     detail::with_rope(enc, [&](const auto& r) {
       const rope_frequencies f = freq_ ? *freq_ : r.at(r.effective_length(std::span<const std::int64_t>(pos_)));
       const std::vector<std::int64_t> delta(static_cast<std::size_t>(B * kept), -evict);
+      if (q8_keys()) {  // dequantise the moved rows, rotate, requantise (docs/kv-cache.md: drift per shift)
+        constexpr std::ptrdiff_t Q = block_q8_0::values;
+        const auto window =
+            tensor_view<block_q8_0>::unchecked(keys_q8_.data() + sink_tokens * H * (D / Q), {B, kept, H, D / Q},
+                                               {cap_ * H * (D / Q), H * (D / Q), D / Q, 1});
+        auto x = detail::dequantize_rows(window);
+        r.rotate_delta(tensor_view<float>::bthd(x.data(), B, kept, H, D), std::span<const std::int64_t>(delta), f);
+        detail::quantize_rows(x.data(), window);
+        return;
+      }
       const auto window =
           tensor_view<T>::strided(keys_.data() + sink_tokens * H * D, {B, kept, H, D}, {cap_ * H * D, H * D, D, 1});
       r.rotate_delta(window, std::span<const std::int64_t>(delta), f);
@@ -446,13 +555,35 @@ class kv_cache {
   }
 
  private:
-  [[nodiscard]] tensor_view<const T> view_of(const std::vector<T>& s, std::ptrdiff_t d) const noexcept {
-    return tensor_view<const T>::unchecked(s.data(), {cfg_.batch, len_, cfg_.kv_heads, d},
+  [[nodiscard]] bool q8_keys() const noexcept { return cfg_.key_type == kv_cache_type::q8_0; }
+  [[nodiscard]] bool q8_values() const noexcept { return cfg_.value_type == kv_cache_type::q8_0; }
+
+  // Rows of d elements (values, or blocks for q8_0 storage) of every cached token, or of `len` tokens.
+  template <class U>
+  [[nodiscard]] tensor_view<const U> view_of(const std::vector<U>& s, std::ptrdiff_t d) const noexcept {
+    return view_of(s, d, len_);
+  }
+  template <class U>
+  [[nodiscard]] tensor_view<const U> view_of(const std::vector<U>& s, std::ptrdiff_t d,
+                                             std::ptrdiff_t len) const noexcept {
+    return tensor_view<const U>::unchecked(s.data(), {cfg_.batch, len, cfg_.kv_heads, d},
                                            {cap_ * cfg_.kv_heads * d, cfg_.kv_heads * d, d, 1});
   }
-  [[nodiscard]] tensor_view<T> view_of(std::vector<T>& s, std::ptrdiff_t d, std::ptrdiff_t len) noexcept {
-    return tensor_view<T>::unchecked(s.data(), {cfg_.batch, len, cfg_.kv_heads, d},
+  template <class U>
+  [[nodiscard]] tensor_view<U> view_of(std::vector<U>& s, std::ptrdiff_t d, std::ptrdiff_t len) noexcept {
+    return tensor_view<U>::unchecked(s.data(), {cfg_.batch, len, cfg_.kv_heads, d},
                                      {cap_ * cfg_.kv_heads * d, cfg_.kv_heads * d, d, 1});
+  }
+
+  // f(keys, values) with the views of the cache's storage types (q8_0 only in a float cache).
+  template <class F>
+  void with_kv(F&& f) const {
+    if constexpr (std::is_same_v<T, float>) {
+      if (q8_keys() && q8_values()) return f(keys_q8_0(), values_q8_0());
+      if (q8_keys()) return f(keys_q8_0(), values());
+      if (q8_values()) return f(keys(), values_q8_0());
+    }
+    f(keys(), values());
   }
   [[nodiscard]] tensor_view<T> mutable_keys() noexcept { return view_of(keys_, cfg_.head_dim, len_); }
 
@@ -466,11 +597,12 @@ class kv_cache {
 
   kv_cache_config cfg_;
   std::ptrdiff_t dv_ = 0, len_ = 0, cap_ = 0;
-  std::vector<T> keys_, values_;                // [B][cap][Hkv][D] and [B][cap][Hkv][Dv]
-  std::vector<std::int64_t> pos_;               // [B][len]
-  std::vector<std::uint8_t> mask_;              // [B][len]
-  std::optional<rope_frequencies> freq_;        // frequencies of every cached key (steered schedules)
-  std::optional<rope_frequencies> freq_stale_;  // keep_stale: frequencies of the previous append
+  std::vector<T> keys_, values_;                 // [B][cap][Hkv][D] and [B][cap][Hkv][Dv] (native sides)
+  std::vector<block_q8_0> keys_q8_, values_q8_;  // [B][cap][Hkv][D / 32] and [B][cap][Hkv][Dv / 32] (q8_0 sides)
+  std::vector<std::int64_t> pos_;                // [B][len]
+  std::vector<std::uint8_t> mask_;               // [B][len]
+  std::optional<rope_frequencies> freq_;         // frequencies of every cached key (steered schedules)
+  std::optional<rope_frequencies> freq_stale_;   // keep_stale: frequencies of the previous append
 };
 
 }  // namespace posenc::inline v0

@@ -43,7 +43,7 @@ struct paged_kv {
 
 namespace fast_detail {
 
-template <kv_storage TK, kv_storage TV, positional_encoding E>
+template <elementwise_kv_storage TK, elementwise_kv_storage TV, positional_encoding E>
 void paged_attention(tensor_view<const float> q, const paged_kv<TK, TV>& kv, tensor_view<float> out, const E& enc,
                      const attention_options& o, const fast_attention_options& f) {
   static_assert(all_relative_kv_by_distance<E>(),
@@ -130,7 +130,7 @@ void paged_attention(tensor_view<const float> q, const paged_kv<TK, TV>& kv, ten
 ///   posenc::attention(q, kv, out, enc, {.causal = true});
 template <class Q, class TK, class TV, positional_encoding E>
 requires std::same_as < std::remove_const_t<Q>,
-float > &&fast_detail::kv_storage<TK>&& fast_detail::kv_storage<TV> void attention(
+float > &&fast_detail::elementwise_kv_storage<TK>&& fast_detail::elementwise_kv_storage<TV> void attention(
             tensor_view<Q> q, const paged_kv<TK, TV>& kv, tensor_view<float> out, const E& encoder,
             const attention_options& options = {}, const fast_attention_options& fast = {}) {
   fast_detail::paged_attention<TK, TV>(tensor_view<const float>(q), kv, out, encoder, options, fast);

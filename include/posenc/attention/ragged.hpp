@@ -44,7 +44,7 @@ inline void check_offsets(std::span<const std::int32_t> cu, std::ptrdiff_t total
   detail::require_shape(cu.back() == total, name, cu.back(), "the token count " + std::to_string(total) + " last");
 }
 
-template <kv_storage TK, kv_storage TV, positional_encoding E>
+template <elementwise_kv_storage TK, elementwise_kv_storage TV, positional_encoding E>
 void ragged_attention(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const TV> v,
                       tensor_view<float> out, const ragged_batch& rb, const E& enc, const attention_options& o,
                       const fast_attention_options& f) {
@@ -110,7 +110,7 @@ void ragged_attention(tensor_view<const float> q, tensor_view<const TK> k, tenso
 template <class Q, class K, class V, positional_encoding E>
 requires std::same_as < std::remove_const_t<Q>,
 float >
-    &&fast_detail::kv_storage<std::remove_const_t<K>>&& fast_detail::kv_storage<std::remove_const_t<V>> void attention(
+    &&fast_detail::elementwise_kv_storage<std::remove_const_t<K>>&& fast_detail::elementwise_kv_storage<std::remove_const_t<V>> void attention(
         tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<float> out, const ragged_batch& batch,
         const E& encoder, const attention_options& options = {}, const fast_attention_options& fast = {}) {
   using TK = std::remove_const_t<K>;

@@ -34,6 +34,7 @@
 
 #include <posenc/attention/fast/encoder_paths.hpp>
 #include <posenc/attention/fast/kernels.hpp>
+#include <posenc/attention/fast/kv_q8_0.hpp>
 #include <posenc/attention/fast/options.hpp>
 #include <posenc/attention/fast/plan.hpp>
 #include <posenc/attention/fast/workspace.hpp>
@@ -48,9 +49,14 @@
 
 namespace posenc::inline v0::fast_detail {
 
-/// K/V storage types of the fast path.
+/// K/V storage types of the fast path (q8_0: views of blocks, fast/kv_q8_0.hpp).
 template <class T>
-concept kv_storage = std::same_as<T, float> || std::same_as<T, bfloat16> || std::same_as<T, float16>;
+concept kv_storage =
+    std::same_as<T, float> || std::same_as<T, bfloat16> || std::same_as<T, float16> || std::same_as<T, block_q8_0>;
+
+/// Storage of one element per value (not q8_0's blocks of 32): what paged and ragged calls take.
+template <class T>
+concept elementwise_kv_storage = kv_storage<T> && !is_q8_0<T>;
 
 enum class tile_class : unsigned char { skip, full, partial };
 
@@ -519,7 +525,7 @@ void load_kv_tile(const call<E, TK, TV>& c, std::ptrdiff_t b, std::ptrdiff_t g, 
     else
       for (int j = a; j < e; ++j) {
         const TK* kr = c.k.row(b, j0 + j, g);
-        for (std::ptrdiff_t d = 0; d < D; ++d) kt[d * TK_ + j] = static_cast<float>(kr[d * kds]);
+        for (std::ptrdiff_t d = 0; d < D; ++d) kt[d * TK_ + j] = kv_value(kr, d, kds);
       }
   }
   for (int a = 0, e = 0; a < nk; a = e) {
@@ -530,7 +536,7 @@ void load_kv_tile(const call<E, TK, TV>& c, std::ptrdiff_t b, std::ptrdiff_t g, 
     else
       for (int j = a; j < e; ++j) {
         const TV* vr = c.v.row(b, j0 + j, g);
-        for (std::ptrdiff_t d = 0; d < p.Dv; ++d) vt[j * p.dvp + d] = static_cast<float>(vr[d * vds]);
+        for (std::ptrdiff_t d = 0; d < p.Dv; ++d) vt[j * p.dvp + d] = kv_value(vr, d, vds);
       }
   }
   if (nk < TK_)
@@ -594,7 +600,7 @@ void decode_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, const 
                   static_cast<int>(p.D), c.scale, it.s, TK_, vr.p,
                   static_cast<std::ptrdiff_t>(vr.ts * static_cast<std::ptrdiff_t>(sizeof(TV))),
                   static_cast<std::ptrdiff_t>(vr.hs * static_cast<std::ptrdiff_t>(sizeof(TV))),
-                  static_cast<std::ptrdiff_t>(p.Dv * static_cast<std::ptrdiff_t>(sizeof(TV))));
+                  kv_row_bytes<TV>(p.Dv));
     softmax_tile(c, it, ks, cls, j0, nk);
     // As prefill: masked keys whose values are not finite leave the rows to their visible runs.
     const auto masked_nonfinite = [&](int j) {
@@ -679,7 +685,11 @@ inline void summarize(std::span<const std::int64_t> pos, std::span<const std::in
 template <class TK, class TV, class E>
 void validate_call(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const TV> v, tensor_view<float> out,
                    const E& enc, const attention_options& o, const fast_attention_options& f) {
-  detail::check_attention_shapes(q, k, v, out, o);
+  if constexpr (is_q8_0<TK>)
+    detail::require(q.dim() % block_q8_0::values == 0, "q.dim", q.dim(), "a multiple of 32 (q8_0 keys)");
+  if constexpr (is_q8_0<TV>)
+    detail::require(out.dim() % block_q8_0::values == 0, "out.dim", out.dim(), "a multiple of 32 (q8_0 values)");
+  detail::check_attention_shapes(q, shape_view(k), shape_view(v), out, o);
   detail::require_shape(!overlaps(out, k), "out", "a view overlapping k", "memory disjoint from k and v");
   detail::require_shape(!overlaps(out, v), "out", "a view overlapping v", "memory disjoint from k and v");
   detail::require(o.weights.empty(), "attention.weights", "given",
@@ -830,7 +840,7 @@ template <class TK, class TV>
           .Hq = q.heads(),
           .Hkv = k.view.heads(),
           .D = q.dim(),
-          .Dv = v.view.dim(),
+          .Dv = kv_dim(v.view),
           .k_dim_unit = k.view.dim_contiguous(),
           .v_dim_unit = v.view.dim_contiguous(),
           .k_head_major = k.stride(axis::head) > k.stride(axis::token),
@@ -912,13 +922,13 @@ tensor_view<const float> kernel_queries(tensor_view<const float> q, tensor_view<
 template <class E, class TK>
 tensor_view<const float> transformed_keys(tensor_view<const TK> k, const E& enc, const attention_mask& mask,
                                           attention_workspace& ws) {
-  const std::ptrdiff_t B = k.batch(), Sk = k.tokens(), H = k.heads(), D = k.dim();
-  float* buf = detail::grow(ws.k, static_cast<std::size_t>(k.size()));
+  const std::ptrdiff_t B = k.batch(), Sk = k.tokens(), H = k.heads(), D = kv_dim(k);  // D in values (q8_0: blocks x 32)
+  float* buf = detail::grow(ws.k, static_cast<std::size_t>(B * Sk * H * D));
   const auto view = tensor_view<float>::bthd(buf, B, Sk, H, D);
   for (std::ptrdiff_t b = 0; b < B; ++b)
     for (std::ptrdiff_t t = 0; t < Sk; ++t)
       for (std::ptrdiff_t h = 0; h < H; ++h)
-        for (std::ptrdiff_t d = 0; d < D; ++d) view(b, t, h, d) = static_cast<float>(k(b, t, h, d));
+        for (std::ptrdiff_t d = 0; d < D; ++d) view(b, t, h, d) = kv_value(k.row(b, t, h), d, k.stride(axis::dim));
   if constexpr (qk_transform_encoding<E>) enc.transform_k(view, mask.key_positions());
   return view;
 }
@@ -933,13 +943,13 @@ void fast_attention(tensor_view<const float> q, tensor_view<const TK> k, tensor_
   const std::ptrdiff_t B = q.batch(), Sq = q.tokens(), Hq = q.heads(), D = q.dim(), Sk = k.tokens();
   const attention_mask mask(o, B, Sq, Sk);
   const float scale = static_cast<float>(detail::softmax_scale(enc, o, D));
-  if (B > 0 && Hq > 0) check_relative_sizes(enc, mask, D, v.dim());
-  if (B == 0 || Sq == 0 || Hq == 0 || v.dim() == 0) return;
+  if (B > 0 && Hq > 0) check_relative_sizes(enc, mask, D, kv_dim(v));
+  if (B == 0 || Sq == 0 || Hq == 0 || kv_dim(v) == 0) return;
   if (Sk == 0) {  // no key: every row attends to nothing, zeros with or without sinks (as sdpa)
     for (std::ptrdiff_t b = 0; b < B; ++b)
       for (std::ptrdiff_t i = 0; i < Sq; ++i)
         for (std::ptrdiff_t h = 0; h < Hq; ++h)
-          for (std::ptrdiff_t d = 0; d < v.dim(); ++d) out(b, i, h, d) = 0.0f;
+          for (std::ptrdiff_t d = 0; d < kv_dim(v); ++d) out(b, i, h, d) = 0.0f;
     for (std::size_t n = 0; n < f.log_sum_exp.size(); ++n)  // [B, Hq, Sq]: the sink alone, or nothing
       f.log_sum_exp[n] =
           o.sinks.empty()

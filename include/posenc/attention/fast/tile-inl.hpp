@@ -9,7 +9,8 @@
 //   = x >= lim ? y : 0 (lane-wise), transpose(vf (&x)[L]) (an L x L block: row i becomes column i),
 //   load_eo(const bfloat16*, e, o) (2L values widened by parity: e = elements 0, 2, .., o = 1, 3, ..),
 //   abs_v, divide(a, b) = a / b, with_sign(m, s) = |m| with the sign of s (m >= 0), pick_gt(x, lim, a,
-//   b) = x > lim ? a : b (lane-wise; false for NaN x), any_gt(x, lim) = some lane has x > lim.
+//   b) = x > lim ? a : b (lane-wise; false for NaN x), any_gt(x, lim) = some lane has x > lim,
+//   load_i8(const int8_t*) (L int8 widened to float), set1_half(bits) (an fp16 value broadcast).
 //
 // Kernels (all float, fp32 accumulation; rows are addressed through pointer arrays so one call
 // covers every query head of a GQA group and the K/V tile is read once for all of them):
@@ -593,6 +594,8 @@ static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads
   pv_by_head(pv_widen_rows<T>{}, p, ps, Rg, heads, v, vs, vhs, n, Dv, o, os, pf, pf_bytes);
 }
 
+#include <posenc/attention/fast/q8_0-inl.hpp>  // the q8_0 K/V kernels, over the traversals above
+
 /// This ISA's kernels as a table of function pointers (one indirect call per tile, never per score).
 static constexpr tile_kernels make_tile_kernels() {
   tile_kernels t;
@@ -610,6 +613,10 @@ static constexpr tile_kernels make_tile_kernels() {
   t.pv_heads_f32 = &pv_heads<float>;
   t.pv_heads_bf16 = &pv_heads<bfloat16>;
   t.pv_heads_f16 = &pv_heads<float16>;
+  t.qk_heads_q8 = &qk_heads_q8;
+  t.pv_heads_q8 = &pv_heads_q8;
+  t.pack_kt_q8 = &pack_kt_q8;
+  t.pack_v_q8 = &pack_v_q8;
   t.split_q_bf16 = &split_q;
   t.merge_o_bf16 = &merge_o;
   t.row_max = &row_max;

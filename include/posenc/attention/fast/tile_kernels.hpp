@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include <posenc/core/half.hpp>
+#include <posenc/core/q8_0.hpp>
 
 namespace posenc::inline v0::attention_kernels {
 
@@ -33,6 +34,11 @@ struct tile_kernels {
                         int, float*, std::ptrdiff_t, const void*, std::ptrdiff_t) = nullptr;
   void (*pv_heads_f16)(const float*, std::ptrdiff_t, int, int, const float16*, std::ptrdiff_t, std::ptrdiff_t, int, int,
                        float*, std::ptrdiff_t, const void*, std::ptrdiff_t) = nullptr;
+  // q8_0 K/V (fast/q8_0-inl.hpp): the same arguments, rows of blocks (strides in blocks), D / Dv % 32 == 0
+  void (*qk_heads_q8)(const float* const*, int, int, const block_q8_0*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
+                      float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+  void (*pv_heads_q8)(const float*, std::ptrdiff_t, int, int, const block_q8_0*, std::ptrdiff_t, std::ptrdiff_t, int,
+                      int, float*, std::ptrdiff_t, const void*, std::ptrdiff_t) = nullptr;
   // Pair order of the bfloat16 in-place kernels (fast/tile-inl.hpp): (q row, D, out) puts a query row in
   // the order qk_heads_bf16 reads keys (once per call); (o row, Dv) puts back in order an output row that
   // pv_heads_bf16 accumulated (once per row, after its last key tile).
@@ -48,9 +54,11 @@ struct tile_kernels {
   void (*pack_kt_f32)(const float*, std::ptrdiff_t, int, int, float*, std::ptrdiff_t) = nullptr;
   void (*pack_kt_bf16)(const bfloat16*, std::ptrdiff_t, int, int, float*, std::ptrdiff_t) = nullptr;
   void (*pack_kt_f16)(const float16*, std::ptrdiff_t, int, int, float*, std::ptrdiff_t) = nullptr;
+  void (*pack_kt_q8)(const block_q8_0*, std::ptrdiff_t, int, int, float*, std::ptrdiff_t) = nullptr;
   decltype(pack_kt_f32) pack_v_f32 = nullptr;
   decltype(pack_kt_bf16) pack_v_bf16 = nullptr;
   decltype(pack_kt_f16) pack_v_f16 = nullptr;
+  decltype(pack_kt_q8) pack_v_q8 = nullptr;
   float (*row_max)(const float* x, int n) = nullptr;
   float (*exp_sum)(float* x, int n, float m) = nullptr;
   void (*scale_row)(float* x, int n, float f) = nullptr;
@@ -64,29 +72,31 @@ struct tile_kernels {
 
   template <class T>
   auto qk_heads() const noexcept {
-    return by_storage<T>(qk_heads_f32, qk_heads_bf16, qk_heads_f16);
+    return by_storage<T>(qk_heads_f32, qk_heads_bf16, qk_heads_f16, qk_heads_q8);
   }
   template <class T>
   auto pack_kt() const noexcept {
-    return by_storage<T>(pack_kt_f32, pack_kt_bf16, pack_kt_f16);
+    return by_storage<T>(pack_kt_f32, pack_kt_bf16, pack_kt_f16, pack_kt_q8);
   }
   template <class T>
   auto pack_v() const noexcept {
-    return by_storage<T>(pack_v_f32, pack_v_bf16, pack_v_f16);
+    return by_storage<T>(pack_v_f32, pack_v_bf16, pack_v_f16, pack_v_q8);
   }
   template <class T>
   auto pv_heads() const noexcept {
-    return by_storage<T>(pv_heads_f32, pv_heads_bf16, pv_heads_f16);
+    return by_storage<T>(pv_heads_f32, pv_heads_bf16, pv_heads_f16, pv_heads_q8);
   }
 
  private:
-  // The kernel of the three storage forms that matches T (float, bfloat16, float16).
-  template <class T, class F, class B, class H>
-  static auto by_storage(F f32, B bf16, H f16) noexcept {
+  // The kernel of the four storage forms that matches T (float, bfloat16, float16, block_q8_0).
+  template <class T, class F, class B, class H, class Q>
+  static auto by_storage(F f32, B bf16, H f16, Q q8) noexcept {
     if constexpr (std::is_same_v<T, bfloat16>)
       return bf16;
     else if constexpr (std::is_same_v<T, float16>)
       return f16;
+    else if constexpr (std::is_same_v<T, block_q8_0>)
+      return q8;
     else
       return f32;
   }

@@ -72,6 +72,8 @@ static inline vf divide(vf a, vf b) { return _mm256_div_ps(a, b); }
 static inline vf with_sign(vf m, vf s) { return _mm256_or_ps(m, _mm256_and_ps(s, _mm256_set1_ps(-0.0f))); }
 static inline vf pick_gt(vf x, vf lim, vf a, vf b) { return _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, lim, _CMP_GT_OQ)); }
 static inline bool any_gt(vf x, vf lim) { return _mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_GT_OQ)) != 0; }
+static inline vf load_i8(const std::int8_t* p) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)))); }
+static inline vf set1_half(std::uint16_t h) { return _mm256_set1_ps(_cvtsh_ss(h)); }
 // clang-format on
 
 #define POSENC_ATTENTION_OPS_REGION 1

@@ -91,6 +91,8 @@ static inline vf divide(vf a, vf b) { return _mm512_div_ps(a, b); }
 static inline vf with_sign(vf m, vf s) { return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(m), _mm512_and_si512(_mm512_castps_si512(s), _mm512_set1_epi32(static_cast<int>(0x80000000u))))); }
 static inline vf pick_gt(vf x, vf lim, vf a, vf b) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, lim, _CMP_GT_OQ), b, a); }
 static inline bool any_gt(vf x, vf lim) { return _mm512_cmp_ps_mask(x, lim, _CMP_GT_OQ) != 0; }
+static inline vf load_i8(const std::int8_t* p) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))); }
+static inline vf set1_half(std::uint16_t h) { return _mm512_set1_ps(_cvtsh_ss(h)); }
 // clang-format on
 
 #define POSENC_ATTENTION_OPS_REGION 1

@@ -12,6 +12,7 @@
 #include <arm_neon.h>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include <posenc/kernels/ops/begin_neon.inl>
@@ -53,6 +54,12 @@ static inline vf divide(vf a, vf b) { return vdivq_f32(a, b); }
 static inline vf with_sign(vf m, vf s) { return vbslq_f32(vdupq_n_u32(0x80000000u), s, m); }
 static inline vf pick_gt(vf x, vf lim, vf a, vf b) { return vbslq_f32(vcgtq_f32(x, lim), a, b); }
 static inline bool any_gt(vf x, vf lim) { return vmaxvq_u32(vcgtq_f32(x, lim)) != 0; }
+static inline vf load_i8(const std::int8_t* p) {
+  std::int32_t w;
+  std::memcpy(&w, p, 4);
+  return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w))))));
+}
+static inline vf set1_half(std::uint16_t h) { return vdupq_laneq_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0); }
 // clang-format on
 
 #define POSENC_ATTENTION_OPS_REGION 1

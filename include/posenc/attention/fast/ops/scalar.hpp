@@ -48,6 +48,8 @@ static inline vf divide(vf a, vf b) { return a / b; }
 static inline vf with_sign(vf m, vf s) { return std::copysign(m, s); }
 static inline vf pick_gt(vf x, vf lim, vf a, vf b) { return x > lim ? a : b; }
 static inline bool any_gt(vf x, vf lim) { return x > lim; }
+static inline vf load_i8(const std::int8_t* p) { return static_cast<float>(*p); }
+static inline vf set1_half(std::uint16_t h) { return static_cast<float>(float16::from_bits(h)); }
 // clang-format on
 
 #define POSENC_ATTENTION_OPS_REGION 1
