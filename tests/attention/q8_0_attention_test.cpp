@@ -161,14 +161,14 @@ void check_q8(const char* what, const q8_inputs& x, q8_which w, const E& enc, co
 }
 
 posenc::t5_bias make_t5(std::ptrdiff_t H, bool bidirectional) {
-  const posenc::t5_config c{.num_buckets = 32, .max_distance = 64, .bidirectional = bidirectional, .num_heads = H};
+  const posenc::t5_bias_config c{.num_buckets = 32, .max_distance = 64, .bidirectional = bidirectional, .num_heads = H};
   auto t = random_values(static_cast<std::size_t>(32 * H), 17);
   for (auto& v : t) v *= 4;
   return posenc::t5_bias(c, std::span<const double>(t));
 }
 
 posenc::shaw_relative make_shaw(std::ptrdiff_t D, std::ptrdiff_t H, bool per_head, bool value) {
-  posenc::shaw_config c{.head_dim = D, .k_left = per_head ? 3 : 5, .k_right = per_head ? 7 : 5};
+  posenc::shaw_relative_config c{.head_dim = D, .k_left = per_head ? 3 : 5, .k_right = per_head ? 7 : 5};
   c.use_value_term = value;
   c.shared_across_heads = !per_head;
   c.num_heads = H;
