@@ -17,6 +17,14 @@
 
 namespace posenc_test {
 
+/// Positions first, first + 1, ..., first + n - 1 for each of B sequences, row-major [B, n].
+inline std::vector<std::int64_t> batch_positions(std::ptrdiff_t B, std::ptrdiff_t n, std::int64_t first) {
+  std::vector<std::int64_t> p;
+  for (std::ptrdiff_t b = 0; b < B; ++b)
+    for (std::ptrdiff_t t = 0; t < n; ++t) p.push_back(first + t);
+  return p;
+}
+
 /// Deterministic values in [-1, 1) (SplitMix64), so tests are reproducible without <random>.
 inline std::vector<double> random_values(std::size_t n, std::uint64_t seed) {
   std::vector<double> out(n);

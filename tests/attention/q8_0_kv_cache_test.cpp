@@ -30,13 +30,6 @@ using posenc_test::tensor4;
 
 namespace {
 
-std::vector<std::int64_t> positions(std::ptrdiff_t B, std::ptrdiff_t n, std::int64_t first) {
-  std::vector<std::int64_t> p;
-  for (std::ptrdiff_t b = 0; b < B; ++b)
-    for (std::ptrdiff_t t = 0; t < n; ++t) p.push_back(first + t);
-  return p;
-}
-
 /// A q8_0 view dequantised into [B, T, H, n] floats.
 std::vector<float> dequantized(posenc::tensor_view<const block_q8_0> x) {
   std::vector<float> out;
@@ -110,8 +103,8 @@ TEST_CASE("kv cache q8_0: append quantises the transformed keys and the values; 
             for (std::ptrdiff_t h = 0; h < H; ++h)
               for (std::ptrdiff_t d = 0; d < D; ++d)
                 kk.at(b, t, h, d) = k.at(b, t0 + t, h, d), vv.at(b, t, h, d) = v.at(b, t0 + t, h, d);
-        (void)c.append(enc, kk.cview(), vv.cview(), positions(B, n, t0));
-        (void)r.append(enc, kk.cview(), vv.cview(), positions(B, n, t0));
+        (void)c.append(enc, kk.cview(), vv.cview(), posenc_test::batch_positions(B, n, t0));
+        (void)r.append(enc, kk.cview(), vv.cview(), posenc_test::batch_positions(B, n, t0));
       }
       REQUIRE(c.length() == S);
       // stored blocks: the reference quantiser on the float cache's (rotated) keys and its values
@@ -125,8 +118,8 @@ TEST_CASE("kv cache q8_0: append quantises the transformed keys and the values; 
       // attend: the fused call on the dequantised cache, bit for bit
       const auto kf = kt == kv_cache_type::q8_0 ? dequantized(c.keys_q8_0()) : dense(c.keys());
       const auto vf = vt == kv_cache_type::q8_0 ? dequantized(c.values_q8_0()) : dense(c.values());
-      const auto pq = positions(B, 1, S);
-      const auto pk = positions(B, S, 0);
+      const auto pq = posenc_test::batch_positions(B, 1, S);
+      const auto pk = posenc_test::batch_positions(B, S, 0);
       tensor4<float> got(B, 1, Hq, D), want(B, 1, Hq, D);
       c.attend(enc, q.cview(), got.view(), pq, {.causal = true});
       using cv = posenc::tensor_view<const float>;
@@ -152,7 +145,7 @@ TEST_CASE("kv cache q8_0: a RoPE schedule switch re-rotates the dequantised keys
                           .scaling = posenc::dynamic_ntk_scaling{.factor = 2, .original_max_position = 40}});
   const tensor4<float> k0(B, first, H, D, 5), v0(B, first, H, D, 6), k1(B, more, H, D, 7), v1(B, more, H, D, 8);
   kv_cache<float> c({.batch = B, .kv_heads = H, .head_dim = D, .key_type = kv_cache_type::q8_0});
-  const auto p0 = positions(B, first, 0), p1 = positions(B, more, first);
+  const auto p0 = posenc_test::batch_positions(B, first, 0), p1 = posenc_test::batch_positions(B, more, first);
   CHECK(c.append(enc, k0.cview(), v0.cview(), p0) == posenc::cache_event::none);
   CHECK(c.append(enc, k1.cview(), v1.cview(), p1) == posenc::cache_event::rerotated);
   // exact: the raw keys rotated afresh under the final frequencies
@@ -184,8 +177,8 @@ TEST_CASE("kv cache q8_0: drift of repeated window shifts stays within (N + 1) s
   kv_cache<float> c(
       {.batch = B, .kv_heads = H, .head_dim = D, .key_type = kv_cache_type::q8_0, .value_type = kv_cache_type::q8_0});
   kv_cache<float> f({.batch = B, .kv_heads = H, .head_dim = D});
-  (void)c.append(enc, k.cview(), v.cview(), positions(B, S, 0));
-  (void)f.append(enc, k.cview(), v.cview(), positions(B, S, 0));
+  (void)c.append(enc, k.cview(), v.cview(), posenc_test::batch_positions(B, S, 0));
+  (void)f.append(enc, k.cview(), v.cview(), posenc_test::batch_positions(B, S, 0));
   const auto values_before = dequantized(c.values_q8_0());
   for (int i = 0; i < N; ++i) {
     c.shift_window(enc, sinks, evict);
@@ -242,9 +235,9 @@ TEST_CASE("kv cache q8_0: padding tokens holding NaN and Inf are never attended"
         for (std::ptrdiff_t d = 0; d < D; ++d) kk.at(0, t, h, d) = vv.at(0, t, h, d) = d % 5 == 0 ? junk : -junk;
     kv_cache<float> c(
         {.kv_heads = H, .head_dim = D, .key_type = kv_cache_type::q8_0, .value_type = kv_cache_type::q8_0});
-    (void)c.append(enc, kk.cview(), vv.cview(), positions(B, S, 0), mask);
+    (void)c.append(enc, kk.cview(), vv.cview(), posenc_test::batch_positions(B, S, 0), mask);
     tensor4<float> out(B, 1, Hq, D);
-    c.attend(enc, q.cview(), out.view(), positions(B, 1, S), {.causal = true});
+    c.attend(enc, q.cview(), out.view(), posenc_test::batch_positions(B, 1, S), {.causal = true});
     return out.data;
   };
   const auto clean = run(0.0f), nan = run(std::numeric_limits<float>::quiet_NaN()),

@@ -344,13 +344,6 @@ void check_fast(const char* what, const fast_inputs<T>& in, const E& enc, posenc
   }
 }
 
-std::vector<std::int64_t> positions(std::ptrdiff_t B, std::ptrdiff_t n, std::int64_t first) {
-  std::vector<std::int64_t> p;
-  for (std::ptrdiff_t b = 0; b < B; ++b)
-    for (std::ptrdiff_t t = 0; t < n; ++t) p.push_back(first + t);
-  return p;
-}
-
 }  // namespace
 
 TEST_CASE("posenc::attention: logit soft-capping within the documented bound on every ISA", "[fast][softcap]") {
@@ -391,7 +384,8 @@ TEST_CASE("posenc::attention: chunked attention within the documented bound on e
   for (const auto& s : shapes) {
     const fast_inputs<float> in(s, 17);
     // explicit positions starting below zero, so chunks straddle 0 and floor division matters
-    const auto pk = positions(s.B, s.Sk, -150), pq = positions(s.B, s.Sq, -150 + s.Sk - s.Sq);
+    const auto pk = posenc_test::batch_positions(s.B, s.Sk, -150),
+               pq = posenc_test::batch_positions(s.B, s.Sq, -150 + s.Sk - s.Sq);
     const posenc::attention_options plain{.causal = true, .query_positions = pq, .key_positions = pk};
     for (std::int64_t ch : {std::int64_t{1}, std::int64_t{37}, std::int64_t{64}, std::int64_t{100}}) {
       posenc::attention_options o = plain;
@@ -424,7 +418,7 @@ TEST_CASE("kv_cache::attend passes attention chunks and soft-capping through", "
     tensor4<T> q(B, S, Hq, D, 3), k(B, S, Hkv, D, 4), v(B, S, Hkv, D, 5);
     for (auto* t : {&q, &k})
       for (T& x : t->data) x *= T(3);  // logits well above the cap
-    const auto p = positions(B, S, 0);
+    const auto p = posenc_test::batch_positions(B, S, 0);
     tensor4<T> full(B, S, Hq, D), uncapped(B, S, Hq, D);
     posenc::attention_options o = opts;
     o.query_positions = p;
@@ -444,7 +438,7 @@ TEST_CASE("kv_cache::attend passes attention chunks and soft-capping through", "
           for (std::ptrdiff_t d = 0; d < D; ++d)
             kt.at(b, 0, h, d) = k.at(b, t, h, d), vt.at(b, 0, h, d) = v.at(b, t, h, d);
       }
-      const auto pt = positions(B, 1, t);
+      const auto pt = posenc_test::batch_positions(B, 1, t);
       REQUIRE(cache.append(rope, kt.cview(), vt.cview(), pt) == posenc::cache_event::none);
       cache.attend(rope, qt.cview(), ot.view(), pt, opts);
       for (std::ptrdiff_t b = 0; b < B; ++b)
@@ -481,7 +475,7 @@ TEST_CASE("attention_chunk and logit_softcap: invalid values are config_errors n
 
   posenc::kv_cache<float> cache({.batch = 1, .kv_heads = 1, .head_dim = 8});
   tensor4<float> k(1, 3, 1, 8, 1), v(1, 3, 1, 8, 2), q(1, 1, 2, 8, 3), out(1, 1, 2, 8);
-  const auto p = positions(1, 3, 0), pq = positions(1, 1, 2);
+  const auto p = posenc_test::batch_positions(1, 3, 0), pq = posenc_test::batch_positions(1, 1, 2);
   REQUIRE(cache.append(posenc::no_position{}, k.cview(), v.cview(), p) == posenc::cache_event::none);
   CHECK_THROWS_WITH(cache.attend(posenc::no_position{}, q.cview(), out.view(), pq, {.attention_chunk = 0}),
                     Catch::Contains("attention.attention_chunk"));
