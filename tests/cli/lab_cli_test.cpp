@@ -1,0 +1,47 @@
+// `posenc lab` end to end on a tiny budget: the table has a row per encoding and per evaluation-time
+// scaling, the files are written, the result does not depend on the thread count, and bad names
+// are one error line.
+#if POSENC_CLI_LAB
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "cli_support.hpp"
+
+namespace {
+
+std::string lab_table(const std::string& threads, const std::string& dir) {
+  const auto r = posenc_cli_test::cli({"lab", "--encoders", "rope,alibi,t5", "--steps", "3", "--batch", "2",
+                                       "--train-len", "16", "--eval-tokens", "64", "--threads", threads, "--out", dir});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto at = r.out.find("| encoding |");
+  REQUIRE(at != std::string::npos);
+  return r.out.substr(at, r.out.find("\nwritten:") - at);
+}
+
+}  // namespace
+
+TEST_CASE("lab: a row per encoding, the files written, the same table on 1 and 2 threads") {
+  const auto dir = (std::filesystem::temp_directory_path() / "posenc_lab_cli_test").string();
+  const std::string one = lab_table("1", dir), two = lab_table("2", dir + "2");
+  for (const char* row : {"| rope |", "| alibi |", "| t5 |", "| rope-pi (eval) |", "| rope-yarn (eval) |"})
+    CHECK(one.find(row) != std::string::npos);
+  CHECK(one.find("| 16 (L) | 32 (2L) | 64 (4L) | 128 (8L) | 256 (16L) |") != std::string::npos);
+  CHECK(one == two);
+  std::ifstream svg(dir + "/lab.svg");
+  std::stringstream text;
+  text << svg.rdbuf();
+  CHECK(text.str().find("</svg>") != std::string::npos);
+  CHECK(std::filesystem::file_size(dir + "/lab.md") > 0);
+}
+
+TEST_CASE("lab: unknown encodings and scalings without RoPE are one error line") {
+  posenc_cli_test::expect_error({"lab", "--encoders", "rope,fourier"}, "unknown encoder 'fourier'");
+  posenc_cli_test::expect_error({"lab", "--encoders", "alibi"}, "add rope to the encoders");
+  posenc_cli_test::expect_error({"lab", "--steps", "0"}, "--steps");
+}
+#endif
