@@ -21,6 +21,7 @@ using posenc::cache_event;
 using posenc::kv_cache;
 using posenc::rope_cache_policy;
 using posenc_test::tensor4;
+using posenc_test::batch_positions;
 
 namespace {
 
@@ -32,14 +33,6 @@ tensor4<T> take(const tensor4<T>& x, std::ptrdiff_t first, std::ptrdiff_t count)
       for (std::ptrdiff_t h = 0; h < x.h; ++h)
         for (std::ptrdiff_t d = 0; d < x.d; ++d) r.at(b, t, h, d) = x.at(b, first + t, h, d);
   return r;
-}
-
-/// Same positions for every sequence of the batch.
-std::vector<std::int64_t> batch_positions(std::ptrdiff_t B, std::ptrdiff_t n, std::int64_t first) {
-  std::vector<std::int64_t> p;
-  for (std::ptrdiff_t b = 0; b < B; ++b)
-    for (std::ptrdiff_t t = 0; t < n; ++t) p.push_back(first + t);
-  return p;
 }
 
 template <class T, class E>
