@@ -42,7 +42,7 @@ namespace {
 
 constexpr double fused_tol = 1e-6;
 
-struct shape {
+struct fused_shape {
   std::ptrdiff_t B = 2, Sq = 150, Sk = 150, Hq = 4, Hkv = 2, D = 32, Dv = 24;
 };
 
@@ -54,9 +54,9 @@ std::vector<float> floats(std::size_t n, std::uint64_t seed, double scale = 1) {
 }
 
 struct data {
-  shape s;
+  fused_shape s;
   std::vector<float> q, k, v, dout;
-  explicit data(shape x) : s(x) {
+  explicit data(fused_shape x) : s(x) {
     q = floats(static_cast<std::size_t>(s.B * s.Sq * s.Hq * s.D), 1, 1.5);
     k = floats(static_cast<std::size_t>(s.B * s.Sk * s.Hkv * s.D), 2, 1.5);
     v = floats(static_cast<std::size_t>(s.B * s.Sk * s.Hkv * s.Dv), 3);
@@ -160,7 +160,7 @@ struct masks {
   std::vector<std::uint8_t> key_mask;
   std::vector<std::int32_t> qseg, kseg;
   std::vector<double> sinks{0.5, -1.0, 2.0, 0.0};
-  explicit masks(const shape& s) : lengths{s.Sk, s.Sk * 2 / 3} {
+  explicit masks(const fused_shape& s) : lengths{s.Sk, s.Sk * 2 / 3} {
     for (std::ptrdiff_t b = 0; b < s.B; ++b) {
       for (std::ptrdiff_t i = 0; i < s.Sq; ++i) pq.push_back(b * 7 + i + (s.Sk - s.Sq));
       for (std::ptrdiff_t j = 0; j < s.Sk; ++j) {
