@@ -308,7 +308,7 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
   CLI::App* lab = app.add_subcommand(
       "lab",
       "Trains one tiny byte-level transformer per encoding at length L and evaluates bits per byte at L, 2L, 4L, "
-      "8L and 16L on held-out text; writes DIR/lab.md and DIR/lab.svg (docs/lab.md).");
+      "8L and 16L on evaluation text; writes DIR/lab.md and DIR/lab.svg (docs/lab.md).");
   const std::pair<CLI::App*, command> subcommands[] = {
       {rope, command::rope},   {alibi, command::alibi}, {t5, command::t5},  {sinusoidal, command::sinusoidal},
       {model, command::model}, {tour, command::tour},   {lab, command::lab}};

@@ -1,5 +1,5 @@
 // cli/lab.hpp — `posenc lab`: trains one tiny model per encoding (examples/trainer/lab.hpp) at a
-// training length L, evaluates bits per byte at L .. 16L on held-out text, and writes the table
+// training length L, evaluates bits per byte at L .. 16L on evaluation text, and writes the table
 // (markdown) and a plot of bits per byte against evaluation length (SVG), with a progress bar on
 // stderr while it trains (a line per tenth when stderr is not a terminal).
 #pragma once
@@ -52,7 +52,7 @@ inline svg::doc lab_plot(const tiny::lab_result& r, int train_len) {
            11, "middle");
   }
   d.text(L + pw / 2, H - 22, "evaluation length (bytes)", 13, "middle");
-  d.text(22, T + ph / 2, "bits per byte (held-out)", 13, "middle",
+  d.text(22, T + ph / 2, "bits per byte (evaluation text)", 13, "middle",
          " transform=\"rotate(-90 22 " + svg::num(T + ph / 2) + ")\"");
   static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
                                   "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
@@ -104,9 +104,9 @@ inline int run_lab(const arguments& a, std::ostream& out, std::ostream& err) {
   const tiny::lab_result r = tiny::run_lab(o, progress);
   std::ostringstream md;
   md << "Corpus: " << r.corpus << " (" << r.train_bytes << " bytes for training, " << r.heldout_bytes
-     << " held out). Training length L = " << o.train_len << ", " << o.steps << " steps of " << o.batch
+     << " kept for evaluation). Training length L = " << o.train_len << ", " << o.steps << " steps of " << o.batch
      << " sequences; model: " << o.model.layers << " layers, d_model " << o.model.d_model << ", " << o.model.heads
-     << " heads; seed " << o.model.seed << ". Bits per byte on held-out text (lower is better); " << std::fixed
+     << " heads; seed " << o.model.seed << ". Bits per byte on evaluation text (lower is better); " << std::fixed
      << std::setprecision(0) << r.seconds << " s on " << o.threads << " thread" << (o.threads > 1 ? "s" : "") << ".\n\n"
      << tiny::lab_table(r);
   out << md.str();

@@ -25,8 +25,8 @@ int main() {
   const double at_L = tiny::detail::bits_per_byte(model, held, L, 2048);
   const double at_4L = tiny::detail::bits_per_byte(model, held, 4 * L, 2048);
   std::printf("corpus %s: %zu bytes\n", corpus.c_str(), text.size());
-  std::printf("bits per byte on held-out text at L = %d: %.3f before training, %.3f after %d steps\n", L, before, at_L,
-              cfg.steps);
+  std::printf("bits per byte on evaluation text at L = %d: %.3f before training, %.3f after %d steps\n", L, before,
+              at_L, cfg.steps);
   std::printf("the same model at 4L = %d: %.3f\n", 4 * L, at_4L);
   return at_L < before - 1.0 && std::isfinite(at_4L) ? 0 : 1;
 }
