@@ -16,7 +16,7 @@
 int main() {
   const std::string path = std::string(POSENC_EXAMPLES_DIR) + "/../tests/golden/configs/llama3_1_8b.json";
   const posenc::model_config m = posenc::load_hf_config_file(path);
-  std::printf("%s: rope_type %s, head_dim %d, theta %g, %zu warnings\n", m.model_type.c_str(), m.rope_type.c_str(),
+  std::printf("%s: rope_type %s, head_dim %td, theta %g, %zu warnings\n", m.model_type.c_str(), m.rope_type.c_str(),
               m.rope->head_dim, m.rope->theta, m.warnings.size());
   const posenc::rope rope(*m.rope);  // validates
 
