@@ -71,7 +71,7 @@ void compare_to_scalar(isa which, const fast_shape& s, const posenc::attention_o
 // as the driver does; the products are exact, so only the fp32 summation differs from the reference.
 template <class T>
 void in_place_kernels(isa which, int D, int Dv, int n) {
-  const auto kern = posenc::attention_kernels::tile_kernels_for(which);
+  const auto kern = posenc::detail::tile_kernels_for(which);
   constexpr int heads = 2, Rg = 5, R = heads * Rg;
   const auto rq = random_values(static_cast<std::size_t>(R * D), 11),
              rk = random_values(static_cast<std::size_t>(n * heads * D), 12),
@@ -161,7 +161,7 @@ TEST_CASE("fast kernels: the vectorised exp is within 4e-7 (relative) on every I
   std::vector<isa> all{isa::scalar};
   for (isa i : isas_here()) all.push_back(i);
   for (isa which : all) {
-    const auto k = posenc::attention_kernels::tile_kernels_for(which);
+    const auto k = posenc::detail::tile_kernels_for(which);
     std::vector<float> y(x.size());
     k.exp(x.data(), y.data(), static_cast<int>(x.size()));
     double worst = 0;

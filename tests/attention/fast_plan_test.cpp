@@ -15,7 +15,7 @@
 
 namespace {
 
-namespace fd = posenc::fast_detail;
+namespace fd = posenc::detail;
 using fd::kv_path;
 
 fd::plan_input shape(std::ptrdiff_t B, std::ptrdiff_t Sq, std::ptrdiff_t Sk, std::ptrdiff_t Hq, std::ptrdiff_t Hkv,

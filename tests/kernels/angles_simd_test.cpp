@@ -126,7 +126,7 @@ TEST_CASE("row_angles<float> (on the fly) stays within 2e-7 of exact up to 2^31"
         std::vector<float> c(static_cast<std::size_t>(pairs)), s(c.size());
         double worst = 0;
         for (std::int64_t p : pos) {
-          k::impl::row_angles_on(k::active_isa(), w.data(), pairs, p, 1.0, c.data(), s.data());
+          k::detail::row_angles_on(k::active_isa(), w.data(), pairs, p, 1.0, c.data(), s.data());
           for (std::size_t j = 0; j < c.size(); ++j) {
             long double rs, rc;
             reference(p, w[j], rs, rc);

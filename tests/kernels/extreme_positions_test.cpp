@@ -91,7 +91,7 @@ TEST_CASE("compute_angles, row_angles and rotate_positions at extreme positions 
     }
     for (std::size_t t = 0; t < extremes.size(); ++t) {  // on the fly: within 2e-7 of exact
       std::vector<float> oc(w.size()), os(w.size());
-      k::impl::row_angles_on(i, w.data(), P, extremes[t], 1.0, oc.data(), os.data());
+      k::detail::row_angles_on(i, w.data(), P, extremes[t], 1.0, oc.data(), os.data());
       for (std::size_t j = 0; j < w.size(); ++j) {
         CHECK(std::fabs(oc[j] - rc[t * w.size() + j]) <= 2e-7);
         CHECK(std::fabs(os[j] - rs[t * w.size() + j]) <= 2e-7);

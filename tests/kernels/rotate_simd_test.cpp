@@ -302,8 +302,8 @@ TEMPLATE_TEST_CASE("on-the-fly rows wider than the angle buffer are rotated in s
       // Reference: the active ISA's angle rows for all P pairs at once, applied by the scalar kernel.
       std::vector<float> cs(static_cast<std::size_t>(tokens * P)), sn(cs.size());
       for (std::ptrdiff_t t = 0; t < tokens; ++t) {
-        k::impl::row_angles_on(k::active_isa(), w.data(), P, pos[static_cast<std::size_t>(t)], 1.0, cs.data() + t * P,
-                               sn.data() + t * P);
+        k::detail::row_angles_on(k::active_isa(), w.data(), P, pos[static_cast<std::size_t>(t)], 1.0, cs.data() + t * P,
+                                 sn.data() + t * P);
       }
       const k::head_rows<const T> src{x.data(), tokens, heads, heads * D, D};
       std::vector<T> ref(x.size()), out(x.size()), q = x, kk = x;

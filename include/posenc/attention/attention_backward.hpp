@@ -13,7 +13,7 @@
 // interleave balances a causal mask), so dK and dV rows have one writer; dQ and the parameter
 // gradients go to per-item partials summed in item order. The cut depends on the shape only, so
 // the result is bit-identical for any thread count. Causal / window / chunk / segment tile pairs
-// with nothing visible are skipped (fast_detail::classify, the forward's rule).
+// with nothing visible are skipped (detail::classify, the forward's rule).
 // Not here: bfloat16 / float16 K, V (float only), dropout, the weights output.
 #pragma once
 
@@ -43,7 +43,7 @@
 
 namespace posenc::inline v0 {
 
-namespace fast_detail {
+namespace detail {
 
 /// Everything the work items of one backward call share.
 template <class E>
@@ -51,7 +51,7 @@ struct backward_call {
   const E& enc;
   const attention_options& o;
   const attention_mask& mask;
-  const attention_kernels::tile_kernels& kern;
+  const detail::tile_kernels& kern;
   std::span<const std::int64_t> pq, pk;
   std::ptrdiff_t B = 0, Sq = 0, Sk = 0, Hq = 0, Hkv = 0, G = 1, D = 0, Dv = 0, Dp = 0, Dvp = 0;
   int TQ = 1, TK = 64;
@@ -266,7 +266,7 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
   };
   zero(dq), zero(dk), zero(dv);
   if (B == 0 || Sq == 0 || Hq == 0 || Sk == 0) return;
-  const attention_kernels::tile_kernels kern = attention_kernels::active_tile_kernels();
+  const detail::tile_kernels kern = detail::active_tile_kernels();
 
   // ---- hook 2 on contiguous float copies (as the forward), D_i, the row offsets, the sinks ----
   std::vector<float> qt_buf(static_cast<std::size_t>(B * Sq * Hq * D)),
@@ -437,7 +437,7 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
   }
 }
 
-}  // namespace fast_detail
+}  // namespace detail
 
 /// The backward of posenc::attention(q, k, v, out, encoder, options, fast) run with
 /// fast.log_sum_exp = lse: given out, lse ([B, Hq, Sq]) and dout = dL/dout, writes dq, dk, dv (the
@@ -468,7 +468,7 @@ float > &&std::same_as<std::remove_const_t<K>, float>&& std::same_as<std::remove
   static_assert(detail::backward_supported<E>,
                 "attention_backward: the encoder's q/k transform has no backward "
                 "(qk_transform_backward_encoding)");
-  static_assert(fast_detail::all_relative_kv_by_distance<E>(),
+  static_assert(detail::all_relative_kv_by_distance<E>(),
                 "attention_backward needs relative_kv encoders in distance form (distance_relative_kv_encoding)");
   const tensor_view<const float> cq(q), ck(k), cv(v), co(out), cdo(dout);
   detail::check_backward_shapes(cq, ck, cv, cdo, dq, dk, dv, encoder, options, grads);
@@ -493,7 +493,7 @@ float > &&std::same_as<std::remove_const_t<K>, float>&& std::same_as<std::remove
     const attention_mask check(options, q.batch(), q.tokens(), k.tokens());  // validates every mask field
     static_cast<void>(check);
   }
-  fast_detail::fast_attention_backward(cq, ck, cv, co, lse, cdo, dq, dk, dv, encoder, options, grads, fast);
+  detail::fast_attention_backward(cq, ck, cv, co, lse, cdo, dq, dk, dv, encoder, options, grads, fast);
 }
 
 }  // namespace posenc::inline v0

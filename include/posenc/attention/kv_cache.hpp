@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <posenc/attention/attention.hpp>
+#include <posenc/attention/fast/encoder_paths.hpp>
 #include <posenc/attention/options.hpp>
 #include <posenc/attention/sdpa.hpp>
 #include <posenc/concepts.hpp>
@@ -68,11 +69,6 @@ struct kv_cache_config {
 };
 
 namespace detail {
-
-template <class E>
-struct is_combined : std::false_type {};
-template <class A, class B>
-struct is_combined<combined<A, B>> : std::true_type {};
 
 /// A RoPE-like encoder the cache can steer: a schedule and rotation under explicit frequencies.
 template <class E>
@@ -149,7 +145,7 @@ auto sdpa_operand(tensor_view<K> x, std::vector<float>& buf) {
 template <class T, class Q, class K, class V, class E>
 void attend_fast_or_reference(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<T> out, const E& enc,
                               const attention_options& o, const fast_attention_options& fast) {
-  if constexpr (std::is_same_v<T, float> && fast_detail::all_relative_kv_by_distance<E>()) {
+  if constexpr (std::is_same_v<T, float> && detail::all_relative_kv_by_distance<E>()) {
     if (o.weights.empty()) return attention(q, k, v, out, enc, o, fast);
   }
   std::vector<float> kbuf, vbuf;

@@ -41,7 +41,7 @@ struct paged_kv {
   std::span<const std::int32_t> lengths;      // [sequences]: tokens of each sequence
 };
 
-namespace fast_detail {
+namespace detail {
 
 template <elementwise_kv_storage TK, elementwise_kv_storage TV, positional_encoding E>
 void paged_attention(tensor_view<const float> q, const paged_kv<TK, TV>& kv, tensor_view<float> out, const E& enc,
@@ -117,7 +117,7 @@ void paged_attention(tensor_view<const float> q, const paged_kv<TK, TV>& kv, ten
   run_sequences<E, TK, TV>(seqs, enc, o, f, ws, scale);
 }
 
-}  // namespace fast_detail
+}  // namespace detail
 
 /// posenc::attention over a paged cache: `q` [B, Sq, Hq, D] float (sequence b's queries at q[b]),
 /// `kv` the pools (float, bfloat16 or float16), table and lengths of B sequences, `out`
@@ -130,10 +130,10 @@ void paged_attention(tensor_view<const float> q, const paged_kv<TK, TV>& kv, ten
 ///   posenc::attention(q, kv, out, enc, {.causal = true});
 template <class Q, class TK, class TV, positional_encoding E>
 requires std::same_as < std::remove_const_t<Q>,
-float > &&fast_detail::elementwise_kv_storage<TK>&& fast_detail::elementwise_kv_storage<TV> void attention(
+float > &&detail::elementwise_kv_storage<TK>&& detail::elementwise_kv_storage<TV> void attention(
             tensor_view<Q> q, const paged_kv<TK, TV>& kv, tensor_view<float> out, const E& encoder,
             const attention_options& options = {}, const fast_attention_options& fast = {}) {
-  fast_detail::paged_attention<TK, TV>(tensor_view<const float>(q), kv, out, encoder, options, fast);
+  detail::paged_attention<TK, TV>(tensor_view<const float>(q), kv, out, encoder, options, fast);
 }
 
 }  // namespace posenc::inline v0

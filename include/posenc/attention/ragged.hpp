@@ -33,7 +33,7 @@ struct ragged_batch {
   std::span<const std::int32_t> cu_seqlens_k;
 };
 
-namespace fast_detail {
+namespace detail {
 
 inline void check_offsets(std::span<const std::int32_t> cu, std::ptrdiff_t total, const char* name) {
   detail::require_shape(!cu.empty(), name, "empty", "S + 1 offsets (S sequences)");
@@ -99,7 +99,7 @@ void ragged_attention(tensor_view<const float> q, tensor_view<const TK> k, tenso
     run_sequences<E, TK, TV>(seqs, enc, o, f, ws, scale);
 }
 
-}  // namespace fast_detail
+}  // namespace detail
 
 /// posenc::attention over a ragged batch: `q` [1, Tq, Hq, D] float, `k` [1, Tk, Hkv, D] and `v`
 /// [1, Tk, Hkv, Dv] float, bfloat16 or float16, `out` [1, Tq, Hq, Dv], the sequences cut by `batch`
@@ -109,14 +109,15 @@ void ragged_attention(tensor_view<const float> q, tensor_view<const TK> k, tenso
 ///   posenc::attention(q, k, v, out, posenc::ragged_batch{cu_q, cu_k}, enc, {.causal = true});
 template <class Q, class K, class V, positional_encoding E>
 requires std::same_as < std::remove_const_t<Q>,
-float >
-    &&fast_detail::elementwise_kv_storage<std::remove_const_t<K>>&& fast_detail::elementwise_kv_storage<std::remove_const_t<V>> void attention(
-        tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<float> out, const ragged_batch& batch,
-        const E& encoder, const attention_options& options = {}, const fast_attention_options& fast = {}) {
+float > &&detail::elementwise_kv_storage<std::remove_const_t<K>>&&
+            detail::elementwise_kv_storage<std::remove_const_t<V>> void
+            attention(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<float> out,
+                      const ragged_batch& batch, const E& encoder, const attention_options& options = {},
+                      const fast_attention_options& fast = {}) {
   using TK = std::remove_const_t<K>;
   using TV = std::remove_const_t<V>;
-  fast_detail::ragged_attention<TK, TV>(tensor_view<const float>(q), tensor_view<const TK>(k), tensor_view<const TV>(v),
-                                        out, batch, encoder, options, fast);
+  detail::ragged_attention<TK, TV>(tensor_view<const float>(q), tensor_view<const TK>(k), tensor_view<const TV>(v), out,
+                                   batch, encoder, options, fast);
 }
 
 }  // namespace posenc::inline v0

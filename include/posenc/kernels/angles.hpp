@@ -52,7 +52,7 @@ struct kernel_family<angle_kernels<C>> {
   }
 };
 
-namespace impl {
+namespace detail {
 template <class C>
 inline void compute_angles_on(isa which, const double* inv_freq, int pairs, const std::int64_t* positions,
                               std::ptrdiff_t count, double magnitude, C* cos, C* sin, std::ptrdiff_t stride) noexcept {
@@ -63,7 +63,7 @@ inline void row_angles_on(isa which, const double* inv_freq, int pairs, std::int
                           C* sin) noexcept {
   kernel_table<angle_kernels<C>>(which).row(inv_freq, pairs, position, magnitude, cos, sin);
 }
-}  // namespace impl
+}  // namespace detail
 
 /// cos/sin rows for `count` positions: row t at cos + t * stride (and sin + t * stride), `pairs`
 /// values each, magnitude M applied. C is float or double. Vectorised; agrees with
@@ -71,7 +71,7 @@ inline void row_angles_on(isa which, const double* inv_freq, int pairs, std::int
 template <class C>
 inline void compute_angles(const double* inv_freq, int pairs, const std::int64_t* positions, std::ptrdiff_t count,
                            double magnitude, C* cos, C* sin, std::ptrdiff_t stride) noexcept {
-  impl::compute_angles_on(active_isa(), inv_freq, pairs, positions, count, magnitude, cos, sin, stride);
+  detail::compute_angles_on(active_isa(), inv_freq, pairs, positions, count, magnitude, cos, sin, stride);
 }
 
 }  // namespace POSENC_KERNELS_ABI

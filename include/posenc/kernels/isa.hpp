@@ -78,6 +78,26 @@
 /// forced generic operations.
 #define POSENC_KERNELS_ABI POSENC_KERNELS_CAT3(POSENC_BASELINE_TAG, POSENC_FORCED_ISA_TAG, POSENC_OPS_VARIANT_TAG)
 
+namespace posenc::inline v0::detail {
+// The cached choice: -1 = not chosen yet, else the isa value. A function-local static of a type
+// with constant initialisation: one object for the whole program and no ISA-dependent code.
+inline std::atomic<int>& isa_slot() noexcept {
+  static std::atomic<int> slot{-1};
+  return slot;
+}
+// Output bytes above which out-of-place kernels use non-temporal stores (default 8 MiB: larger
+// than the L2 and a fair share of a typical L3).
+inline std::atomic<std::size_t>& stream_threshold_slot() noexcept {
+  static std::atomic<std::size_t> bytes{std::size_t{8} << 20};
+  return bytes;
+}
+// The arithmetic (kernels/types.hpp) of the SIMD kernels: 0 exact (default), 1 fused.
+inline std::atomic<unsigned char>& arithmetic_slot() noexcept {
+  static std::atomic<unsigned char> mode{0};
+  return mode;
+}
+}  // namespace posenc::inline v0::detail
+
 namespace posenc::inline v0::kernels {
 
 /// Instruction sets with a kernel. Ordered: a larger value is preferred when supported.
@@ -107,30 +127,10 @@ enum class isa : unsigned char { scalar = 0, avx2 = 1, avx512 = 2, neon = 3 };
   return false;
 }
 
-namespace detail {
-// The cached choice: -1 = not chosen yet, else the isa value. A function-local static of a type
-// with constant initialisation: one object for the whole program and no ISA-dependent code.
-inline std::atomic<int>& isa_slot() noexcept {
-  static std::atomic<int> slot{-1};
-  return slot;
-}
-// Output bytes above which out-of-place kernels use non-temporal stores (default 8 MiB: larger
-// than the L2 and a fair share of a typical L3).
-inline std::atomic<std::size_t>& stream_threshold_slot() noexcept {
-  static std::atomic<std::size_t> bytes{std::size_t{8} << 20};
-  return bytes;
-}
-// The arithmetic (kernels/types.hpp) of the SIMD kernels: 0 exact (default), 1 fused.
-inline std::atomic<unsigned char>& arithmetic_slot() noexcept {
-  static std::atomic<unsigned char> mode{0};
-  return mode;
-}
-}  // namespace detail
-
 inline namespace POSENC_KERNELS_ABI {
 
 #if POSENC_HAS_X86_KERNELS
-namespace impl {
+namespace detail {
 // F16C through CPUID leaf 1 (Clang 14's __builtin_cpu_supports does not know "f16c"); every CPU
 // with AVX2 has it in practice, but check rather than assume.
 inline bool has_f16c() noexcept {
@@ -144,7 +144,7 @@ inline bool has_avx512bf16() noexcept {
   unsigned a = 0, b = 0, c = 0, d = 0;
   return __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 5)) != 0;
 }
-}  // namespace impl
+}  // namespace detail
 #endif
 
 /// True when this CPU (and this build) can run kernels of `i`.
@@ -155,12 +155,12 @@ inline bool has_avx512bf16() noexcept {
 #if POSENC_HAS_X86_KERNELS
     case isa::avx2:
       __builtin_cpu_init();
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && impl::has_f16c();
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && detail::has_f16c();
     case isa::avx512:
       __builtin_cpu_init();
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-             __builtin_cpu_supports("fma") && impl::has_f16c();
+             __builtin_cpu_supports("fma") && detail::has_f16c();
 #endif
 #if POSENC_HAS_NEON_KERNELS
     case isa::neon:
@@ -191,7 +191,7 @@ inline bool has_avx512bf16() noexcept {
 #elif defined(POSENC_FORCE_ISA_NEON)
   return isa::neon;
 #else
-  const int cached = detail::isa_slot().load(std::memory_order_relaxed);
+  const int cached = posenc::detail::isa_slot().load(std::memory_order_relaxed);
   if (POSENC_LIKELY(cached >= 0)) return static_cast<isa>(cached);
   isa chosen = best_supported_isa();
   isa from_env;
@@ -199,8 +199,8 @@ inline bool has_avx512bf16() noexcept {
     chosen = from_env;
   }
   int expected = -1;  // a concurrent first call computes the same value; keep whichever landed first
-  detail::isa_slot().compare_exchange_strong(expected, static_cast<int>(chosen), std::memory_order_relaxed);
-  return static_cast<isa>(detail::isa_slot().load(std::memory_order_relaxed));
+  posenc::detail::isa_slot().compare_exchange_strong(expected, static_cast<int>(chosen), std::memory_order_relaxed);
+  return static_cast<isa>(posenc::detail::isa_slot().load(std::memory_order_relaxed));
 #endif
 }
 
@@ -208,23 +208,23 @@ inline bool has_avx512bf16() noexcept {
 /// nothing when the CPU does not support `i`. Has no effect in TUs built with POSENC_FORCE_ISA_*.
 inline bool set_isa(isa i) noexcept {
   if (!isa_supported(i)) return false;
-  detail::isa_slot().store(static_cast<int>(i), std::memory_order_relaxed);
+  posenc::detail::isa_slot().store(static_cast<int>(i), std::memory_order_relaxed);
   return true;
 }
 
 /// Forgets the cached choice: the next call detects again (and reads POSENC_ISA again).
 inline void reset_isa() noexcept {
-  detail::isa_slot().store(-1, std::memory_order_relaxed);
+  posenc::detail::isa_slot().store(-1, std::memory_order_relaxed);
 }
 
 /// RAII override for tests and benchmarks: uses `i` (if supported) until destruction, then restores
 /// the previous choice. Not meant to be used concurrently with kernels on other threads.
 class scoped_isa {
  public:
-  explicit scoped_isa(isa i) noexcept : previous_(detail::isa_slot().load(std::memory_order_relaxed)) {
+  explicit scoped_isa(isa i) noexcept : previous_(posenc::detail::isa_slot().load(std::memory_order_relaxed)) {
     ok_ = set_isa(i);
   }
-  ~scoped_isa() { detail::isa_slot().store(previous_, std::memory_order_relaxed); }
+  ~scoped_isa() { posenc::detail::isa_slot().store(previous_, std::memory_order_relaxed); }
   scoped_isa(const scoped_isa&) = delete;
   scoped_isa& operator=(const scoped_isa&) = delete;
   /// False when the requested ISA is not supported (the previous choice stays active).
@@ -237,19 +237,19 @@ class scoped_isa {
 
 /// Out-of-place calls whose output exceeds this many bytes use non-temporal (streaming) stores.
 [[nodiscard]] inline std::size_t stream_threshold() noexcept {
-  return detail::stream_threshold_slot().load(std::memory_order_relaxed);
+  return posenc::detail::stream_threshold_slot().load(std::memory_order_relaxed);
 }
 inline void set_stream_threshold(std::size_t bytes) noexcept {
-  detail::stream_threshold_slot().store(bytes, std::memory_order_relaxed);
+  posenc::detail::stream_threshold_slot().store(bytes, std::memory_order_relaxed);
 }
 
 /// exact (default) or fused evaluation in the SIMD kernels from now on (whole program; see
 /// kernels::arithmetic for the error bound of fused). Not meant to change while kernels run.
 inline void set_arithmetic(arithmetic a) noexcept {
-  detail::arithmetic_slot().store(static_cast<unsigned char>(a), std::memory_order_relaxed);
+  posenc::detail::arithmetic_slot().store(static_cast<unsigned char>(a), std::memory_order_relaxed);
 }
 [[nodiscard]] inline arithmetic active_arithmetic() noexcept {
-  return static_cast<arithmetic>(detail::arithmetic_slot().load(std::memory_order_relaxed));
+  return static_cast<arithmetic>(posenc::detail::arithmetic_slot().load(std::memory_order_relaxed));
 }
 
 }  // namespace POSENC_KERNELS_ABI

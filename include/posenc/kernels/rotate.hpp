@@ -81,7 +81,7 @@ struct kernel_family<rotate_kernels<T>> {
   }
 };
 
-namespace impl {
+namespace detail {
 template <class T>
 [[nodiscard]] inline head_rows<const T> as_const(head_rows<T> x) noexcept {
   return {x.data, x.tokens, x.heads, x.token_stride, x.head_stride};
@@ -156,7 +156,7 @@ inline void check_geometry(const rope_geometry& g) noexcept {
   POSENC_ASSERT(g.rotary_dim >= 2 && g.rotary_dim % 2 == 0 && g.offset >= 0 && g.offset + g.rotary_dim <= g.head_dim);
   static_cast<void>(g);
 }
-}  // namespace impl
+}  // namespace detail
 
 /// Rows [row_begin, row_end) of the token-major row order (row r = token r / heads, head
 /// r % heads): the unit callers' thread pools split. `stream` forces non-temporal stores on or off
@@ -165,10 +165,10 @@ template <storage_type T, class C>
 requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate_rows(
     const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles, rotation dir,
     std::ptrdiff_t row_begin, std::ptrdiff_t row_end, bool stream = false) noexcept {
-  impl::check_geometry(g);
+  detail::check_geometry(g);
   POSENC_ASSERT(src.tokens == dst.tokens && src.heads == dst.heads);
   POSENC_ASSERT(0 <= row_begin && row_begin <= row_end && row_end <= src.tokens * src.heads);
-  impl::rotate_rows_on(active_isa(), g, src, dst, angles, dir, row_begin, row_end, stream);
+  detail::rotate_rows_on(active_isa(), g, src, dst, angles, dir, row_begin, row_end, stream);
 }
 
 /// dst = R(angles) src for every head row (dst may equal src; partial overlap is not allowed).
@@ -177,7 +177,7 @@ template <storage_type T, class C>
 requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate(const rope_geometry& g, head_rows<const T> src,
                                                                        head_rows<T> dst, angle_rows<C> angles,
                                                                        rotation dir = rotation::forward) noexcept {
-  rotate_rows(g, src, dst, angles, dir, 0, src.tokens * src.heads, impl::wants_stream(src, dst, g.head_dim));
+  rotate_rows(g, src, dst, angles, dir, 0, src.tokens * src.heads, detail::wants_stream(src, dst, g.head_dim));
 }
 
 /// In-place convenience overload.
@@ -185,7 +185,7 @@ template <storage_type T, class C>
 requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate(const rope_geometry& g, head_rows<T> x,
                                                                        angle_rows<C> angles,
                                                                        rotation dir = rotation::forward) noexcept {
-  rotate(g, impl::as_const(x), x, angles, dir);
+  rotate(g, detail::as_const(x), x, angles, dir);
 }
 
 /// One token's `heads` rows rotated in place by one angle row (decode: a step's q or k): the same
@@ -196,16 +196,16 @@ template <storage_type T, class C>
 requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate_token(
     const rope_geometry& g, T* x, std::ptrdiff_t heads, std::ptrdiff_t head_stride, const C* cos, const C* sin,
     rotation dir = rotation::forward) noexcept {
-  impl::check_geometry(g);
+  detail::check_geometry(g);
   if (heads <= 0) return;
-  impl::rotate_token_on(active_isa(), g, x, heads, head_stride, cos, sin, dir);
+  detail::rotate_token_on(active_isa(), g, x, heads, head_stride, cos, sin, dir);
 }
 
 /// Work below this many bytes (rows x head_dim x element) runs inline in rotate_parallel: waking
 /// workers costs more than they save. Larger work is cut into pieces of at least this size.
 inline constexpr std::size_t parallel_min_bytes = std::size_t{256} << 10;
 
-namespace impl {
+namespace detail {
 template <storage_type T, class C, class Run>
 inline void rotate_split(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
                          rotation dir, Run&& run) {
@@ -224,7 +224,7 @@ inline void rotate_split(const rope_geometry& g, head_rows<const T> src, head_ro
   const auto n = std::max<std::ptrdiff_t>(pieces, 2);
   run(n, [&](std::ptrdiff_t i) { rotate_rows(g, src, dst, angles, dir, rows * i / n, rows * (i + 1) / n, stream); });
 }
-}  // namespace impl
+}  // namespace detail
 
 /// rotate() split into row ranges run through `pf` (the caller's scheduler; empty: the default pool
 /// of core/parallel.hpp, created once). Runs inline below parallel_min_bytes. Results are
@@ -233,7 +233,7 @@ template <storage_type T, class C>
 requires std::same_as<C, compute_t<T>>
 inline void rotate_parallel(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
                             rotation dir, const parallel_for& pf) {
-  impl::rotate_split(g, src, dst, angles, dir, [&](std::ptrdiff_t n, auto&& fn) { run_parallel(pf, n, fn); });
+  detail::rotate_split(g, src, dst, angles, dir, [&](std::ptrdiff_t n, auto&& fn) { run_parallel(pf, n, fn); });
 }
 
 /// rotate() on at most `threads` threads of the default pool (capped by its size; <= 1: inline).
@@ -242,7 +242,7 @@ template <storage_type T, class C>
 requires std::same_as<C, compute_t<T>>
 inline void rotate_parallel(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
                             rotation dir, int threads) {
-  impl::rotate_split(g, src, dst, angles, dir, [&](std::ptrdiff_t n, auto&& fn) {
+  detail::rotate_split(g, src, dst, angles, dir, [&](std::ptrdiff_t n, auto&& fn) {
     if (threads <= 1) {
       for (std::ptrdiff_t i = 0; i < n; ++i) fn(i);
     } else {
@@ -262,17 +262,17 @@ inline void rotate_positions(const rope_geometry& g, head_rows<const T> src, hea
                              const std::int64_t* positions, double magnitude,
                              rotation dir = rotation::forward) noexcept {
   using C = compute_t<T>;
-  impl::check_geometry(g);
+  detail::check_geometry(g);
   const isa which = active_isa();
-  const bool stream = impl::wants_stream(src, dst, g.head_dim);
+  const bool stream = detail::wants_stream(src, dst, g.head_dim);
   const bool large =
       static_cast<std::size_t>(src.tokens * src.heads) * static_cast<std::size_t>(g.head_dim) * sizeof(T) >
       stream_threshold();
   alignas(64) C cs[2 * max_on_the_fly_pairs];
   for (std::ptrdiff_t t = 0; t < src.tokens; ++t) {
-    if (large && t + 1 < src.tokens) impl::prefetch_token(src, t + 1, g.head_dim);
-    impl::rotate_token_on_the_fly(which, g, src, dst, t, inv_freq, positions[t], magnitude, dir, stream, cs,
-                                  cs + max_on_the_fly_pairs, false);
+    if (large && t + 1 < src.tokens) detail::prefetch_token(src, t + 1, g.head_dim);
+    detail::rotate_token_on_the_fly(which, g, src, dst, t, inv_freq, positions[t], magnitude, dir, stream, cs,
+                                    cs + max_on_the_fly_pairs, false);
   }
 }
 
@@ -281,7 +281,7 @@ template <storage_type T>
 inline void rotate_positions(const rope_geometry& g, head_rows<T> x, const double* inv_freq,
                              const std::int64_t* positions, double magnitude,
                              rotation dir = rotation::forward) noexcept {
-  rotate_positions(g, impl::as_const(x), x, inv_freq, positions, magnitude, dir);
+  rotate_positions(g, detail::as_const(x), x, inv_freq, positions, magnitude, dir);
 }
 
 /// q and k rotated in place in one pass over the tokens (the token's angle row is read once for
@@ -290,17 +290,17 @@ template <storage_type T, class C>
 requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate_qk(const rope_geometry& g, head_rows<T> q,
                                                                           head_rows<T> k, angle_rows<C> angles,
                                                                           rotation dir = rotation::forward) noexcept {
-  impl::check_geometry(g);
+  detail::check_geometry(g);
   POSENC_ASSERT(q.tokens == k.tokens);
   const isa which = active_isa();
-  if (impl::k_follows_q(q, k)) {  // one row set: one call, each angle block loaded once for q and k
+  if (detail::k_follows_q(q, k)) {  // one row set: one call, each angle block loaded once for q and k
     const head_rows<T> qk{q.data, q.tokens, q.heads + k.heads, q.token_stride, q.head_stride};
-    impl::rotate_rows_on(which, g, impl::as_const(qk), qk, angles, dir, 0, qk.tokens * qk.heads, false);
+    detail::rotate_rows_on(which, g, detail::as_const(qk), qk, angles, dir, 0, qk.tokens * qk.heads, false);
     return;
   }
   for (std::ptrdiff_t t = 0; t < q.tokens; ++t) {
-    impl::rotate_rows_on(which, g, impl::as_const(q), q, angles, dir, t * q.heads, (t + 1) * q.heads, false);
-    impl::rotate_rows_on(which, g, impl::as_const(k), k, angles, dir, t * k.heads, (t + 1) * k.heads, false);
+    detail::rotate_rows_on(which, g, detail::as_const(q), q, angles, dir, t * q.heads, (t + 1) * q.heads, false);
+    detail::rotate_rows_on(which, g, detail::as_const(k), k, angles, dir, t * k.heads, (t + 1) * k.heads, false);
   }
 }
 
@@ -310,24 +310,24 @@ template <storage_type T>
 inline void rotate_qk(const rope_geometry& g, head_rows<T> q, head_rows<T> k, const double* inv_freq,
                       const std::int64_t* positions, double magnitude, rotation dir = rotation::forward) noexcept {
   using C = compute_t<T>;
-  impl::check_geometry(g);
+  detail::check_geometry(g);
   POSENC_ASSERT(q.tokens == k.tokens);
   const isa which = active_isa();
   alignas(64) C cs[2 * max_on_the_fly_pairs];
   C* sn = cs + max_on_the_fly_pairs;
-  if (impl::k_follows_q(q, k)) {
+  if (detail::k_follows_q(q, k)) {
     const head_rows<T> qk{q.data, q.tokens, q.heads + k.heads, q.token_stride, q.head_stride};
     for (std::ptrdiff_t t = 0; t < q.tokens; ++t)
-      impl::rotate_token_on_the_fly(which, g, impl::as_const(qk), qk, t, inv_freq, positions[t], magnitude, dir, false,
-                                    cs, sn, false);
+      detail::rotate_token_on_the_fly(which, g, detail::as_const(qk), qk, t, inv_freq, positions[t], magnitude, dir,
+                                      false, cs, sn, false);
     return;
   }
   for (std::ptrdiff_t t = 0; t < q.tokens; ++t) {
-    impl::rotate_token_on_the_fly(which, g, impl::as_const(q), q, t, inv_freq, positions[t], magnitude, dir, false, cs,
-                                  sn, false);
+    detail::rotate_token_on_the_fly(which, g, detail::as_const(q), q, t, inv_freq, positions[t], magnitude, dir, false,
+                                    cs, sn, false);
     // k reuses q's angles (computed once per token) unless the row was too wide to keep them.
-    impl::rotate_token_on_the_fly(which, g, impl::as_const(k), k, t, inv_freq, positions[t], magnitude, dir, false, cs,
-                                  sn, g.pairs() <= max_on_the_fly_pairs);
+    detail::rotate_token_on_the_fly(which, g, detail::as_const(k), k, t, inv_freq, positions[t], magnitude, dir, false,
+                                    cs, sn, g.pairs() <= max_on_the_fly_pairs);
   }
 }
 

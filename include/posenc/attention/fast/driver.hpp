@@ -47,7 +47,7 @@
 #include <posenc/core/parallel.hpp>
 #include <posenc/core/tensor_view.hpp>
 
-namespace posenc::inline v0::fast_detail {
+namespace posenc::inline v0::detail {
 
 /// K/V storage types of the fast path (q8_0: views of blocks, fast/kv_q8_0.hpp).
 template <class T>
@@ -59,8 +59,6 @@ template <class T>
 concept elementwise_kv_storage = kv_storage<T> && !is_q8_0<T>;
 
 enum class tile_class : unsigned char { skip, full, partial };
-
-using detail::tile_summary;
 
 inline tile_class classify(const attention_options& o, const tile_summary& q, const tile_summary& k) noexcept {
   if (k.visible == 0 || q.count == 0) return tile_class::skip;
@@ -98,8 +96,8 @@ inline tile_class classify(const attention_options& o, const tile_summary& q, co
 /// takes them), chosen once per call.
 template <class TK, class TV>
 struct in_place_kernels {
-  decltype(std::declval<attention_kernels::tile_kernels>().template qk_heads<TK>()) qk = nullptr;
-  decltype(std::declval<attention_kernels::tile_kernels>().template pv_heads<TV>()) pv = nullptr;
+  decltype(std::declval<detail::tile_kernels>().template qk_heads<TK>()) qk = nullptr;
+  decltype(std::declval<detail::tile_kernels>().template pv_heads<TV>()) pv = nullptr;
 };
 
 /// K or V rows as the work items read them: a strided view, or one sequence's blocks of a paged
@@ -164,7 +162,7 @@ struct call {
   const E& enc;
   const attention_options& o;
   const attention_mask& mask;
-  const attention_kernels::tile_kernels& kern;
+  const detail::tile_kernels& kern;
   in_place_kernels<TK, TV> in_place;
   tensor_view<const float> q;
   kv_rows<TK> k;
@@ -599,8 +597,7 @@ void decode_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, const 
     c.in_place.qk(it.kq, static_cast<int>(it.Rg), static_cast<int>(p.gpi), kr.p, kr.ts, kr.hs, nk,
                   static_cast<int>(p.D), c.scale, it.s, TK_, vr.p,
                   static_cast<std::ptrdiff_t>(vr.ts * static_cast<std::ptrdiff_t>(sizeof(TV))),
-                  static_cast<std::ptrdiff_t>(vr.hs * static_cast<std::ptrdiff_t>(sizeof(TV))),
-                  kv_row_bytes<TV>(p.Dv));
+                  static_cast<std::ptrdiff_t>(vr.hs * static_cast<std::ptrdiff_t>(sizeof(TV))), kv_row_bytes<TV>(p.Dv));
     softmax_tile(c, it, ks, cls, j0, nk);
     // As prefill: masked keys whose values are not finite leave the rows to their visible runs.
     const auto masked_nonfinite = [&](int j) {
@@ -720,8 +717,7 @@ void validate_call(tensor_view<const float> q, tensor_view<const TK> k, tensor_v
 /// table, Shaw's aK / aV, the prepared q rows of bfloat16 in-place keys, room for key-chunk partials.
 template <class E>
 call_tables build_tables(const plan& p, const E& enc, const attention_options& o, const attention_mask& mask,
-                         tensor_view<const float> q, const attention_kernels::tile_kernels& kern,
-                         attention_workspace& ws) {
+                         tensor_view<const float> q, const detail::tile_kernels& kern, attention_workspace& ws) {
   call_tables t;
   const std::ptrdiff_t B = p.B, Sq = p.Sq, Hq = p.Hq, D = p.D;
   tile_summary* qsum = detail::grow(ws.tiles, static_cast<std::size_t>(B * (p.nqt + p.nkt)));
@@ -787,8 +783,7 @@ call_tables build_tables(const plan& p, const E& enc, const attention_options& o
 
 /// The in-place kernels of the decode path for storage TK / TV under plan p.
 template <class TK, class TV>
-[[nodiscard]] in_place_kernels<TK, TV> in_place_kernels_for(const attention_kernels::tile_kernels& kern,
-                                                            const plan& p) noexcept {
+[[nodiscard]] in_place_kernels<TK, TV> in_place_kernels_for(const detail::tile_kernels& kern, const plan& p) noexcept {
   in_place_kernels<TK, TV> r{kern.template qk_heads<TK>(), kern.template pv_heads<TV>()};
   if constexpr (std::is_same_v<TK, bfloat16>)
     if (p.dot_qk) r.qk = kern.qk_heads_bf16_dot;
@@ -833,7 +828,7 @@ void run_items(const call<E, TK, TV>& c, attention_workspace& ws, const parallel
 /// The plan facts of operands q, k, v over Sk keys (k, v: a view or a paged sequence).
 template <class TK, class TV>
 [[nodiscard]] plan_input plan_input_of(tensor_view<const float> q, const kv_rows<TK>& k, const kv_rows<TV>& v,
-                                       std::ptrdiff_t Sk, const attention_kernels::tile_kernels& kern) noexcept {
+                                       std::ptrdiff_t Sk, const detail::tile_kernels& kern) noexcept {
   return {.B = q.batch(),
           .Sq = q.tokens(),
           .Sk = Sk,
@@ -854,7 +849,7 @@ template <class E, class TK, class TV>
 void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const TV> v, tensor_view<float> out,
          const E& enc, const attention_options& o, const fast_attention_options& f, const attention_mask& mask,
          attention_workspace& ws, float scale) {
-  const attention_kernels::tile_kernels kern = attention_kernels::active_tile_kernels();
+  const detail::tile_kernels kern = detail::active_tile_kernels();
   const kv_rows<TK> kr{.view = k};
   const kv_rows<TV> vr{.view = v};
   const plan p = make_plan(plan_input_of(q, kr, vr, k.tokens(), kern), hook_facts_of(enc, call_distances(mask)), o, f);
@@ -968,4 +963,4 @@ void fast_attention(tensor_view<const float> q, tensor_view<const TK> k, tensor_
   run<E, TK, TV>(q, k, v, out, enc, o, f, mask, ws, scale);
 }
 
-}  // namespace posenc::inline v0::fast_detail
+}  // namespace posenc::inline v0::detail

@@ -22,7 +22,7 @@
 #include <posenc/concepts.hpp>
 #include <posenc/encoders/combined.hpp>
 
-namespace posenc::inline v0::fast_detail {
+namespace posenc::inline v0::detail {
 
 template <class E>
 struct is_combined : std::false_type {};
@@ -122,4 +122,4 @@ template <class E>
   return h;
 }
 
-}  // namespace posenc::inline v0::fast_detail
+}  // namespace posenc::inline v0::detail

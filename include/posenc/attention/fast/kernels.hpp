@@ -21,10 +21,10 @@ namespace posenc::inline v0::kernels {
 inline namespace POSENC_KERNELS_ABI {
 
 template <>
-struct kernel_family<attention_kernels::tile_kernels> {
+struct kernel_family<::posenc::detail::tile_kernels> {
   template <isa I>
-  static consteval attention_kernels::tile_kernels make() {
-    namespace ak = attention_kernels;
+  static consteval ::posenc::detail::tile_kernels make() {
+    namespace ak = ::posenc::detail;
 #if POSENC_HAS_X86_KERNELS
     if constexpr (I == isa::avx512) {
       // The AVX512_BF16 forms sit in the AVX-512 table; tile_kernels_for removes them on CPUs without
@@ -52,7 +52,7 @@ struct kernel_family<attention_kernels::tile_kernels> {
 }  // namespace POSENC_KERNELS_ABI
 }  // namespace posenc::inline v0::kernels
 
-namespace posenc::inline v0::attention_kernels {
+namespace posenc::inline v0::detail {
 inline namespace POSENC_KERNELS_ABI {
 
 /// The kernels of ISA `which` (scalar when this build has none for it). The AVX512_BF16 dot-product
@@ -74,4 +74,4 @@ inline namespace POSENC_KERNELS_ABI {
 }
 
 }  // namespace POSENC_KERNELS_ABI
-}  // namespace posenc::inline v0::attention_kernels
+}  // namespace posenc::inline v0::detail

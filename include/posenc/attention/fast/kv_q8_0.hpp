@@ -12,7 +12,7 @@
 #include <posenc/core/q8_0.hpp>
 #include <posenc/core/tensor_view.hpp>
 
-namespace posenc::inline v0::fast_detail {
+namespace posenc::inline v0::detail {
 
 template <class T>
 inline constexpr bool is_q8_0 = std::is_same_v<std::remove_const_t<T>, block_q8_0>;
@@ -62,4 +62,4 @@ template <class T>
   }
 }
 
-}  // namespace posenc::inline v0::fast_detail
+}  // namespace posenc::inline v0::detail

@@ -23,7 +23,7 @@
 #include <posenc/attention/options.hpp>
 #include <posenc/concepts.hpp>
 
-namespace posenc::inline v0::fast_detail {
+namespace posenc::inline v0::detail {
 
 /// The operand facts a plan depends on: shapes and layouts, never element values.
 struct plan_input {
@@ -197,4 +197,4 @@ struct sequence_item {
   return order;
 }
 
-}  // namespace posenc::inline v0::fast_detail
+}  // namespace posenc::inline v0::detail

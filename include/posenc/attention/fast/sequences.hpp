@@ -19,7 +19,7 @@
 
 #include <posenc/attention/fast/driver.hpp>
 
-namespace posenc::inline v0::fast_detail {
+namespace posenc::inline v0::detail {
 
 /// One sequence of a multi-sequence call: operands as the kernels read them (after hook 2), its
 /// key count and its mask (positions of this sequence alone).
@@ -47,7 +47,7 @@ inline void require_no_per_call_masks(const attention_options& o, const char* wh
 template <class E, class TK, class TV>
 void run_sequences(std::span<const sequence_operands<TK, TV>> seqs, const E& enc, const attention_options& o,
                    const fast_attention_options& f, attention_workspace& ws, float scale) {
-  const attention_kernels::tile_kernels kern = attention_kernels::active_tile_kernels();
+  const detail::tile_kernels kern = detail::active_tile_kernels();
   const std::size_t n = seqs.size();
   std::vector<plan> plans(n);
   for (std::size_t s = 0; s < n; ++s) {
@@ -109,4 +109,4 @@ template <class T>
                                  x.strides());
 }
 
-}  // namespace posenc::inline v0::fast_detail
+}  // namespace posenc::inline v0::detail

@@ -8,7 +8,7 @@
 #include <posenc/core/half.hpp>
 #include <posenc/core/q8_0.hpp>
 
-namespace posenc::inline v0::attention_kernels {
+namespace posenc::inline v0::detail {
 
 /// Function pointers to one ISA's tile microkernels (see fast/tile-inl.hpp for the contracts).
 struct tile_kernels {
@@ -102,4 +102,4 @@ struct tile_kernels {
   }
 };
 
-}  // namespace posenc::inline v0::attention_kernels
+}  // namespace posenc::inline v0::detail

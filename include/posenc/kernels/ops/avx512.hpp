@@ -141,7 +141,7 @@ POSENC_OPS_INLINE void store_n(bfloat16* p, __m512 v, int n) { _mm256_mask_store
 // bfloat16::from_float, except that it reads subnormal inputs as zero: a block holding a subnormal
 // lane takes the integer rounding above. Checked once per block, so the CPU without the extension
 // (or a subnormal) costs a predicted branch.
-inline const bool has_avx512bf16 = impl::has_avx512bf16();
+inline const bool has_avx512bf16 = detail::has_avx512bf16();
 template <bool Stream>
 POSENC_OPS_INLINE void store2(bfloat16* p, __m512 v0, __m512 v1) {
   __m512i x;

@@ -1,7 +1,7 @@
 // posenc/attention/fast/ops/avx2.hpp — AVX2+FMA operations (8 floats per vector) for the attention tile microkernels:
 // the shared per-ISA operations layer (kernels/ops/avx2.hpp, namespace kernels::avx2) plus the few operations only
 // attention needs (min, reductions, the exp pieces), in the avx2 target region and the ABI-tagged namespace
-// attention_kernels::avx2, into which the one algorithm, fast/tile-inl.hpp, is included.
+// detail::avx2, into which the one algorithm, fast/tile-inl.hpp, is included.
 #pragma once
 
 #include <posenc/attention/fast/tile_kernels.hpp>
@@ -15,7 +15,7 @@
 #include <type_traits>
 
 #include <posenc/kernels/ops/begin_avx2.inl>
-namespace posenc::inline v0::attention_kernels {
+namespace posenc::inline v0::detail {
 inline namespace POSENC_KERNELS_ABI {
 namespace avx2 {
 
@@ -82,6 +82,6 @@ static inline vf set1_half(std::uint16_t h) { return _mm256_set1_ps(_cvtsh_ss(h)
 
 }  // namespace avx2
 }  // namespace POSENC_KERNELS_ABI
-}  // namespace posenc::inline v0::attention_kernels
+}  // namespace posenc::inline v0::detail
 #include <posenc/kernels/ops/end_target.inl>
 #endif  // POSENC_HAS_X86_KERNELS

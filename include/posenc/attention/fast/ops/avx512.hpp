@@ -1,7 +1,7 @@
 // posenc/attention/fast/ops/avx512.hpp — AVX-512 operations (16 floats per vector) for the attention tile microkernels:
 // the shared per-ISA operations layer (kernels/ops/avx512.hpp, namespace kernels::avx512) plus the few operations only
 // attention needs (min, reductions, the exp pieces), in the avx512 target region and the ABI-tagged namespace
-// attention_kernels::avx512, into which the one algorithm, fast/tile-inl.hpp, is included. Zen 4 runs 512-bit FMAs
+// detail::avx512, into which the one algorithm, fast/tile-inl.hpp, is included. Zen 4 runs 512-bit FMAs
 // double-pumped: the same FLOP/cycle peak as AVX2, with half the instructions and twice the registers.
 #pragma once
 
@@ -20,7 +20,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"  // GCC 12 intrinsics that start from undefined vectors
 #endif
-namespace posenc::inline v0::attention_kernels {
+namespace posenc::inline v0::detail {
 inline namespace POSENC_KERNELS_ABI {
 namespace avx512 {
 
@@ -101,7 +101,7 @@ static inline vf set1_half(std::uint16_t h) { return _mm512_set1_ps(_cvtsh_ss(h)
 
 }  // namespace avx512
 }  // namespace POSENC_KERNELS_ABI
-}  // namespace posenc::inline v0::attention_kernels
+}  // namespace posenc::inline v0::detail
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif

@@ -37,7 +37,7 @@
 // The AVX-512 target region (it includes AVX512_BF16; closed by end_target.inl).
 #include <posenc/kernels/ops/begin_avx512.inl>
 
-namespace posenc::inline v0::attention_kernels {
+namespace posenc::inline v0::detail {
 inline namespace POSENC_KERNELS_ABI {
 namespace avx512_bf16 {
 
@@ -224,20 +224,20 @@ static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads
 
 }  // namespace avx512_bf16
 }  // namespace POSENC_KERNELS_ABI
-}  // namespace posenc::inline v0::attention_kernels
+}  // namespace posenc::inline v0::detail
 #include <posenc/kernels/ops/end_target.inl>
 
-namespace posenc::inline v0::attention_kernels {
+namespace posenc::inline v0::detail {
 inline namespace POSENC_KERNELS_ABI {
 namespace avx512_bf16 {
 /// AVX512_BF16 on this CPU (CPUID.(EAX=7, ECX=1):EAX bit 5); the caller has checked AVX-512 itself.
 /// Asked once per process: CPUID traps to the hypervisor in a VM (two of them cost ~14 us per call,
 /// 10 % of a 512-token decode step, when this was asked per call).
 [[nodiscard]] inline bool cpu_has() noexcept {
-  static const bool has = kernels::impl::has_avx512bf16();
+  static const bool has = kernels::detail::has_avx512bf16();
   return has;
 }
 }  // namespace avx512_bf16
 }  // namespace POSENC_KERNELS_ABI
-}  // namespace posenc::inline v0::attention_kernels
+}  // namespace posenc::inline v0::detail
 #endif  // POSENC_HAS_X86_KERNELS

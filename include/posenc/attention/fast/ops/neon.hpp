@@ -1,7 +1,7 @@
 // posenc/attention/fast/ops/neon.hpp — NEON operations (4 floats per vector, AArch64 baseline) for the attention tile
 // microkernels: the shared per-ISA operations layer (kernels/ops/neon.hpp, namespace kernels::neon) plus the few
 // operations only attention needs (min, reductions, the exp pieces), in the neon target region and the ABI-tagged
-// namespace attention_kernels::neon, into which the one algorithm, fast/tile-inl.hpp, is included.
+// namespace detail::neon, into which the one algorithm, fast/tile-inl.hpp, is included.
 #pragma once
 
 #include <posenc/attention/fast/tile_kernels.hpp>
@@ -16,7 +16,7 @@
 #include <type_traits>
 
 #include <posenc/kernels/ops/begin_neon.inl>
-namespace posenc::inline v0::attention_kernels {
+namespace posenc::inline v0::detail {
 inline namespace POSENC_KERNELS_ABI {
 namespace neon {
 
@@ -68,6 +68,6 @@ static inline vf set1_half(std::uint16_t h) { return vdupq_laneq_f32(vcvt_f32_f1
 
 }  // namespace neon
 }  // namespace POSENC_KERNELS_ABI
-}  // namespace posenc::inline v0::attention_kernels
+}  // namespace posenc::inline v0::detail
 #include <posenc/kernels/ops/end_target.inl>
 #endif  // POSENC_HAS_NEON_KERNELS

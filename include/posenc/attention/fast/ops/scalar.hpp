@@ -13,7 +13,7 @@
 #include <posenc/core/half.hpp>
 #include <posenc/kernels/isa.hpp>
 
-namespace posenc::inline v0::attention_kernels {
+namespace posenc::inline v0::detail {
 inline namespace POSENC_KERNELS_ABI {
 namespace scalar {
 
@@ -57,4 +57,4 @@ static inline vf set1_half(std::uint16_t h) { return static_cast<float>(float16:
 #undef POSENC_ATTENTION_OPS_REGION
 }  // namespace scalar
 }  // namespace POSENC_KERNELS_ABI
-}  // namespace posenc::inline v0::attention_kernels
+}  // namespace posenc::inline v0::detail
