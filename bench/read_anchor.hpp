@@ -35,7 +35,11 @@ __attribute__((target("avx512f"), noinline)) float read_avx512(const float* p, s
     }
   __m512 t = _mm512_setzero_ps();
   for (int s = 0; s < S; ++s) t = _mm512_add_ps(t, _mm512_add_ps(a[s], b[s]));
-  return _mm512_reduce_add_ps(t);
+  alignas(64) float lanes[16];  // not _mm512_reduce_add_ps: GCC 12 warns inside it (-Wuninitialized)
+  _mm512_store_ps(lanes, t);
+  float sum = 0;
+  for (const float x : lanes) sum += x;
+  return sum;
 }
 
 template <int S>
