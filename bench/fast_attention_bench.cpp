@@ -417,16 +417,18 @@ void BM_decode_bf16_dot_head_major(benchmark::State& s) {
   decode<posenc::bfloat16>(s, true, cache_layout::head_major);
 }
 
-/// BM_decode_fp32's problem on a paged cache: blocks of range(2) tokens in a shuffled order of the
-/// pool (tiles inside one block read in place; blocks of 16 are copied per 64-key tile first).
-void BM_decode_fp32_paged(benchmark::State& state) {
+/// BM_decode_fp32's (T = float) or BM_decode_bf16_dot's problem on a paged cache: blocks of range(2)
+/// tokens in a shuffled order of the pool, read in place (a 64-key tile spanning blocks of 16 block
+/// by block; the bfloat16 dot-product PV reads a copy of such a tile's values).
+template <class T>
+void decode_paged(benchmark::State& state) {
   const auto L = static_cast<std::ptrdiff_t>(state.range(0));
   const int threads = static_cast<int>(state.range(1));
   const auto bs = static_cast<std::ptrdiff_t>(state.range(2));
   constexpr std::ptrdiff_t Hq = 32, Hkv = 8;
   const std::ptrdiff_t nb = (L + bs - 1) / bs;
   const auto q = filled<float>(Hq * kD, 1, 1);
-  const auto k = filled<float>(static_cast<std::size_t>(nb * bs * Hkv * kD), 1, 2), v = filled<float>(k.size(), 1, 3);
+  const auto k = filled<T>(static_cast<std::size_t>(nb * bs * Hkv * kD), 1, 2), v = filled<T>(k.size(), 1, 3);
   std::vector<std::int32_t> table(static_cast<std::size_t>(nb));
   std::iota(table.begin(), table.end(), 0);
   std::uint32_t x = 12345;
@@ -438,21 +440,27 @@ void BM_decode_fp32_paged(benchmark::State& state) {
   std::vector<float> out(q.size());
   posenc::attention_workspace ws;
   const posenc::fast_attention_options f{.executor = pool(threads).as_parallel_for(), .workspace = &ws};
-  using tv = posenc::tensor_view<const float>;
-  const posenc::paged_kv<float> kv{.k_blocks = tv::bthd(k.data(), nb, bs, Hkv, kD),
-                                   .v_blocks = tv::bthd(v.data(), nb, bs, Hkv, kD),
-                                   .block_table = table,
-                                   .blocks_per_sequence = nb,
-                                   .lengths = lengths};
+  using tv = posenc::tensor_view<const T>;
+  const posenc::paged_kv<T> kv{.k_blocks = tv::bthd(k.data(), nb, bs, Hkv, kD),
+                               .v_blocks = tv::bthd(v.data(), nb, bs, Hkv, kD),
+                               .block_table = table,
+                               .blocks_per_sequence = nb,
+                               .lengths = lengths};
   for (auto _ : state) {
     posenc::attention(posenc::tensor_view<const float>::bthd(q.data(), 1, 1, Hq, kD), kv,
                       posenc::tensor_view<float>::bthd(out.data(), 1, 1, Hq, kD), posenc::no_position{},
                       {.causal = true}, f);
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["bytes/s"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(L * Hkv * kD) * sizeof(float),
-      benchmark::Counter::kIsRate);
+  state.counters["bytes/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(L * Hkv * kD) * sizeof(T),
+                         benchmark::Counter::kIsRate);
+}
+void BM_decode_fp32_paged(benchmark::State& s) {
+  decode_paged<float>(s);
+}
+void BM_decode_bf16_dot_paged(benchmark::State& s) {
+  decode_paged<posenc::bfloat16>(s);
 }
 
 /// A serving step: one causal prefill of range(0) / 8 tokens and 7 decode steps over range(0) / 8 x 4
@@ -571,16 +579,14 @@ BENCHMARK(BM_decode_f16)->Apply(decode_shapes);
 BENCHMARK(BM_decode_f16_head_major)->Apply(decode_shapes);
 BENCHMARK(BM_decode_fp32_head_major)->Apply(decode_shapes);
 BENCHMARK(BM_decode_bf16_dot_head_major)->Apply(decode_shapes);
-// paged decode (blocks of 16 and 256) beside BM_decode_fp32's kCached rows; a ragged serving step
-// against the same sequences one call each (scripts/attention-ratios: paged / contiguous, ragged /
-// per-sequence)
-BENCHMARK(BM_decode_fp32_paged)
-    ->Args({kCached, 1, 16})
-    ->Args({kCached, 1, 256})
-    ->Args({kCached, 2, 16})
-    ->Args({kCached, 2, 256})
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+// paged decode (blocks of 16 and 256) beside BM_decode_fp32's and BM_decode_bf16_dot's kCached rows; a ragged serving
+// step against the same sequences one call each (scripts/attention-ratios: paged / contiguous, ragged / per-sequence)
+void paged_shapes(benchmark::internal::Benchmark* b) {
+  b->Args({kCached, 1, 16})->Args({kCached, 1, 256})->Args({kCached, 2, 16})->Args({kCached, 2, 256});
+  b->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+BENCHMARK(BM_decode_fp32_paged)->Apply(paged_shapes);
+BENCHMARK(BM_decode_bf16_dot_paged)->Apply(paged_shapes);
 BENCHMARK(BM_ragged_mix)->Args({kCached / 8, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_per_sequence_mix)->Args({kCached / 8, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_decode_q8_0)->Apply(decode_shapes);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -115,6 +116,17 @@ struct paged_case {
             .lengths = lengths};
   }
 
+  // Token j of sequence b gets NaN values (in its contiguous copy and in the pool).
+  void poison_value(std::size_t b, std::size_t j) {
+    const auto row = static_cast<std::size_t>(Hkv * D);
+    const auto blk =
+        static_cast<std::size_t>(table[b * static_cast<std::size_t>(per_seq) + j / static_cast<std::size_t>(bs)]);
+    const std::size_t slot = blk * static_cast<std::size_t>(bs) + j % static_cast<std::size_t>(bs);
+    const T nan = static_cast<T>(std::numeric_limits<float>::quiet_NaN());
+    std::fill_n(v[b].begin() + static_cast<std::ptrdiff_t>(j * row), row, nan);
+    std::fill_n(vpool.begin() + static_cast<std::ptrdiff_t>(slot * row), row, nan);
+  }
+
   // The same pools with blocks [heads][slots][dim] (head-major inside each block).
   void make_head_major() {
     khm.resize(kpool.size());
@@ -177,6 +189,19 @@ TEST_CASE("paged: decode and prefill are bit-identical to a contiguous cache", "
   check_paged(pb, 70, 2, posenc::no_position{}, {.causal = true});
   const paged_case<posenc::float16> ph({333}, 1, 32, 100, 5);  // blocks not a multiple of the tile
   check_paged(ph, 1, 4, posenc::no_position{}, {.causal = true});
+  // decode tiles read block by block (8 tokens) or through a copy (6 tokens: not a multiple of 4)
+  for (std::ptrdiff_t bs : {8, 6}) {
+    paged_case<posenc::bfloat16> pq({301, 64, 7}, 2, 64, bs, 13 + static_cast<std::uint64_t>(bs));
+    check_paged(pq, 1, 8, posenc::no_position{}, {.causal = true});
+    check_paged(pq, 1, 4, posenc::alibi({.num_heads = 4}), {.causal = true, .sliding_window = 100});
+    paged_case<float> pf({301, 64, 7}, 2, 64, bs, 17 + static_cast<std::uint64_t>(bs));
+    check_paged(pf, 1, 8, posenc::no_position{}, {.causal = true, .logit_softcap = 30.0});
+    // a NaN value outside the window, in a tile the window cuts: the rows take their visible runs
+    pf.poison_value(0, 195);
+    pq.poison_value(0, 195);
+    check_paged(pf, 1, 8, posenc::no_position{}, {.causal = true, .sliding_window = 100});
+    check_paged(pq, 1, 8, posenc::no_position{}, {.causal = true, .sliding_window = 100});
+  }
   paged_case<float> hm({500, 70}, 2, 32, 16, 11);  // head-major blocks: one kv head per decode item
   hm.make_head_major();
   check_paged(hm, 1, 4, posenc::no_position{}, {.causal = true});

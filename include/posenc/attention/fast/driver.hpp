@@ -143,6 +143,16 @@ tile_rows<T> decode_tile(const kv_rows<T>& x, std::ptrdiff_t b, std::ptrdiff_t j
   return {reinterpret_cast<const T*>(buf), heads * dim, dim};
 }
 
+/// f(a, e) for each run [a, e) of keys j0 + a .. j0 + e - 1 inside one block (the whole tile for a view).
+template <class T, class F>
+void for_block_runs(const kv_rows<T>& x, std::ptrdiff_t j0, int nk, F&& f) {
+  for (int a = 0; a < nk;) {
+    const int e = a + static_cast<int>(std::min<std::ptrdiff_t>(nk - a, x.run(j0 + a)));
+    f(a, e);
+    a = e;
+  }
+}
+
 /// The per-call tables of stage 2 (build_tables): what the work items read besides the operands.
 struct call_tables {
   const tile_summary *qsum = nullptr, *ksum = nullptr;  // [B][nqt], [B][nkt]
@@ -591,28 +601,60 @@ void decode_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, const 
     const std::ptrdiff_t j0 = kti * TK_;
     const int nk = static_cast<int>(std::min<std::ptrdiff_t>(TK_, p.Sk - j0));
     if (cls == tile_class::partial) tile_mask(c, it, j0, nk);
-    const tile_rows<TK> kr = decode_tile(c.k, b, j0, nk, g, p.gpi, p.D, sc.k_stage);
-    const tile_rows<TV> vr = decode_tile(c.v, b, j0, nk, g, p.gpi, p.Dv, sc.v_stage);
-    // every kv head, four tokens at a time, prefetching K and V rows ahead
-    c.in_place.qk(it.kq, static_cast<int>(it.Rg), static_cast<int>(p.gpi), kr.p, kr.ts, kr.hs, nk,
-                  static_cast<int>(p.D), c.scale, it.s, TK_, vr.p,
-                  static_cast<std::ptrdiff_t>(vr.ts * static_cast<std::ptrdiff_t>(sizeof(TV))),
-                  static_cast<std::ptrdiff_t>(vr.hs * static_cast<std::ptrdiff_t>(sizeof(TV))), kv_row_bytes<TV>(p.Dv));
+    const auto vts = static_cast<std::ptrdiff_t>(c.v.stride(axis::token) * static_cast<std::ptrdiff_t>(sizeof(TV)));
+    const auto vhs = static_cast<std::ptrdiff_t>(c.v.stride(axis::head) * static_cast<std::ptrdiff_t>(sizeof(TV)));
+    // A paged tile spanning blocks of a multiple of 4 tokens goes block by block, with no copy: the
+    // key kernels take keys in groups of 4 from the tile's first and PV adds key after key to o, so
+    // each block's keys meet the arithmetic of one call over the tile (the same bits). Other block
+    // sizes copy the tile (decode_tile).
+    const bool by_block = c.k.run(j0) < nk && c.k.block_size % 4 == 0;
+    tile_rows<TV> vr{};
+    if (by_block) {
+      for_block_runs(c.k, j0, nk, [&](int a, int e) {
+        c.in_place.qk(it.kq, static_cast<int>(it.Rg), static_cast<int>(p.gpi), c.k.row(b, j0 + a, g),
+                      c.k.stride(axis::token), c.k.stride(axis::head), e - a, static_cast<int>(p.D), c.scale, it.s + a,
+                      TK_, c.v.row(b, j0 + a, g), vts, vhs, kv_row_bytes<TV>(p.Dv));
+      });
+    } else {
+      const tile_rows<TK> kr = decode_tile(c.k, b, j0, nk, g, p.gpi, p.D, sc.k_stage);
+      vr = decode_tile(c.v, b, j0, nk, g, p.gpi, p.Dv, sc.v_stage);
+      // every kv head, four tokens at a time, prefetching K and V rows ahead
+      c.in_place.qk(
+          it.kq, static_cast<int>(it.Rg), static_cast<int>(p.gpi), kr.p, kr.ts, kr.hs, nk, static_cast<int>(p.D),
+          c.scale, it.s, TK_, vr.p, static_cast<std::ptrdiff_t>(vr.ts * static_cast<std::ptrdiff_t>(sizeof(TV))),
+          static_cast<std::ptrdiff_t>(vr.hs * static_cast<std::ptrdiff_t>(sizeof(TV))), kv_row_bytes<TV>(p.Dv));
+    }
     softmax_tile(c, it, ks, cls, j0, nk);
     // As prefill: masked keys whose values are not finite leave the rows to their visible runs.
     const auto masked_nonfinite = [&](int j) {
       for (std::ptrdiff_t gi = 0; gi < p.gpi; ++gi)
-        if (any_nonfinite(vr.p + j * vr.ts + gi * vr.hs, p.Dv)) return true;
+        if (any_nonfinite(c.v.row(b, j0 + j, g + gi), p.Dv)) return true;
       return false;
     };
-    if (cls == tile_class::partial && any_masked_key(it.mk, nq, TK_, nk, masked_nonfinite)) {
+    const std::ptrdiff_t next = j0 + TK_, nn = std::min<std::ptrdiff_t>(TK_, p.Sk - next);
+    const bool runs = cls == tile_class::partial && any_masked_key(it.mk, nq, TK_, nk, masked_nonfinite);
+    // The bfloat16 dot-product PV sums a tile's key pairs before adding them to o, so it reads one
+    // copy of a tile spanning blocks; so do the rows' visible runs (rare).
+    const bool pv_by_block = by_block && !runs && !p.dot_pv;
+    if (by_block && !pv_by_block) vr = decode_tile(c.v, b, j0, nk, g, p.gpi, p.Dv, sc.v_stage);
+    if (runs) {
       for_visible_runs(it.mk, nq, TK_, nk, [&](std::ptrdiff_t t, int a, int e) {
         c.in_place.pv(it.s + t * TK_ + a, nq * TK_, static_cast<int>(p.G), static_cast<int>(p.gpi), vr.p + a * vr.ts,
                       vr.ts, vr.hs, e - a, static_cast<int>(p.Dv), it.o + t * dvp, nq * dvp, nullptr, 0);
       });
+    } else if (pv_by_block) {
+      // block a of this tile asks for block a of the next tile's K rows into L2
+      for_block_runs(c.v, j0, nk, [&](int a, int e) {
+        const std::ptrdiff_t n = next + a < p.Sk ? std::min<std::ptrdiff_t>({e - a, nn - a, c.k.run(next + a)}) : 0;
+        c.in_place.pv(
+            it.s + a, TK_, static_cast<int>(it.Rg), static_cast<int>(p.gpi), c.v.row(b, j0 + a, g),
+            c.v.stride(axis::token), c.v.stride(axis::head), e - a, static_cast<int>(p.Dv), it.o, dvp,
+            n > 0 ? c.k.row(b, next + a, g) : nullptr,
+            n > 0 ? static_cast<std::ptrdiff_t>(n * c.k.stride(axis::token) * static_cast<std::ptrdiff_t>(sizeof(TK)))
+                  : 0);
+      });
     } else {
       // the next tile's K rows asked into L2 during PV, when they lie one token stride apart
-      const std::ptrdiff_t next = j0 + TK_, nn = std::min<std::ptrdiff_t>(TK_, p.Sk - next);
       const bool prefetch = next < p.Sk && c.k.run(next) >= nn;
       c.in_place.pv(
           it.s, TK_, static_cast<int>(it.Rg), static_cast<int>(p.gpi), vr.p, vr.ts, vr.hs, nk, static_cast<int>(p.Dv),
