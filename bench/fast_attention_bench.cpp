@@ -419,7 +419,7 @@ void BM_decode_bf16_dot_head_major(benchmark::State& s) {
 
 /// BM_decode_fp32's (T = float) or BM_decode_bf16_dot's problem on a paged cache: blocks of range(2)
 /// tokens in a shuffled order of the pool, read in place (a 64-key tile spanning blocks of 16 block
-/// by block; the bfloat16 dot-product PV reads a copy of such a tile's values).
+/// by block).
 template <class T>
 void decode_paged(benchmark::State& state) {
   const auto L = static_cast<std::ptrdiff_t>(state.range(0));

@@ -93,7 +93,7 @@ void in_place_kernels(isa which, int D, int Dv, int n) {
   const float scale = 0.75f;
   std::vector<float> s(static_cast<std::size_t>(R * n), -9.0f);
   kern.template qk_heads<T>()(rows.data(), Rg, heads, k.data(), heads * D, D, n, D, scale, s.data(), n, nullptr, 0, 0,
-                              0);
+                              0, 0);
   std::vector<double> sref(s.size()), stol(s.size());
   for (int r = 0; r < R; ++r)
     for (int j = 0; j < n; ++j) {

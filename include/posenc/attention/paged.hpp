@@ -10,8 +10,8 @@
 // a decode step (Sq = 1) or a prefill chunk. The result is bit-identical to posenc::attention on a
 // contiguous cache holding the same tokens, one call per sequence, for any thread count.
 // Decode tiles (64 keys) are read in place, block by block when they span blocks of a multiple of
-// 4 tokens; other block sizes, and the bfloat16 dot-product PV of a spanning tile, copy the tile
-// into the work item's scratch first (fast/driver.hpp: decode_item, decode_tile). Not here: key transforms (the cache
+// 4 tokens; other block sizes copy a spanning tile into the work item's scratch first
+// (fast/driver.hpp: decode_item, decode_tile). Not here: key transforms (the cache
 // holds rotated keys: transform_keys = true with a transforming encoder is a config_error) and per-call masks.
 #pragma once
 

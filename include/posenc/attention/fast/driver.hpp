@@ -613,16 +613,19 @@ void decode_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, const 
       for_block_runs(c.k, j0, nk, [&](int a, int e) {
         c.in_place.qk(it.kq, static_cast<int>(it.Rg), static_cast<int>(p.gpi), c.k.row(b, j0 + a, g),
                       c.k.stride(axis::token), c.k.stride(axis::head), e - a, static_cast<int>(p.D), c.scale, it.s + a,
-                      TK_, c.v.row(b, j0 + a, g), vts, vhs, kv_row_bytes<TV>(p.Dv));
+                      TK_, c.v.row(b, j0 + a, g), vts, vhs, kv_row_bytes<TV>(p.Dv), 0);
       });
     } else {
       const tile_rows<TK> kr = decode_tile(c.k, b, j0, nk, g, p.gpi, p.D, sc.k_stage);
       vr = decode_tile(c.v, b, j0, nk, g, p.gpi, p.Dv, sc.v_stage);
+      // keys past the tile in the same run, which the kernel may ask for ahead (none for a copy)
+      const int ahead =
+          c.k.run(j0) >= nk ? static_cast<int>(std::min<std::ptrdiff_t>({c.k.run(j0) - nk, p.Sk - j0 - nk, TK_})) : 0;
       // every kv head, four tokens at a time, prefetching K and V rows ahead
       c.in_place.qk(
           it.kq, static_cast<int>(it.Rg), static_cast<int>(p.gpi), kr.p, kr.ts, kr.hs, nk, static_cast<int>(p.D),
           c.scale, it.s, TK_, vr.p, static_cast<std::ptrdiff_t>(vr.ts * static_cast<std::ptrdiff_t>(sizeof(TV))),
-          static_cast<std::ptrdiff_t>(vr.hs * static_cast<std::ptrdiff_t>(sizeof(TV))), kv_row_bytes<TV>(p.Dv));
+          static_cast<std::ptrdiff_t>(vr.hs * static_cast<std::ptrdiff_t>(sizeof(TV))), kv_row_bytes<TV>(p.Dv), ahead);
     }
     softmax_tile(c, it, ks, cls, j0, nk);
     // As prefill: masked keys whose values are not finite leave the rows to their visible runs.
@@ -633,9 +636,8 @@ void decode_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, const 
     };
     const std::ptrdiff_t next = j0 + TK_, nn = std::min<std::ptrdiff_t>(TK_, p.Sk - next);
     const bool runs = cls == tile_class::partial && any_masked_key(it.mk, nq, TK_, nk, masked_nonfinite);
-    // The bfloat16 dot-product PV sums a tile's key pairs before adding them to o, so it reads one
-    // copy of a tile spanning blocks; so do the rows' visible runs (rare).
-    const bool pv_by_block = by_block && !runs && !p.dot_pv;
+    // The rows' visible runs (rare) read a copy of a tile spanning blocks.
+    const bool pv_by_block = by_block && !runs;
     if (by_block && !pv_by_block) vr = decode_tile(c.v, b, j0, nk, g, p.gpi, p.Dv, sc.v_stage);
     if (runs) {
       for_visible_runs(it.mk, nq, TK_, nk, [&](std::ptrdiff_t t, int a, int e) {

@@ -89,8 +89,9 @@ struct qk_q8 {
 
 static inline void qk_heads_q8(const float* const* q, int Rg, int heads, const block_q8_0* k, std::ptrdiff_t ks,
                                std::ptrdiff_t hs, int n, int D, float scale, float* s, std::ptrdiff_t ss,
-                               const void* pv, std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes) {
-  qk_by_token(qk_q8{q, D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes);
+                               const void* pv, std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes,
+                               int k_more) {
+  qk_by_token(qk_q8{q, D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes, k_more);
 }
 
 // The in-place PV over q8_0 values: NR rows x chunks of NV vectors (one block on AVX2 / AVX-512, half

@@ -461,7 +461,7 @@ static constexpr int k_ahead = 16;
 template <class T, class Kern>
 static inline void qk_by_token(const Kern& kern, int Rg, int heads, const T* k, std::ptrdiff_t ks, std::ptrdiff_t hs,
                                int n, float* s, std::ptrdiff_t ss, const void* pv, std::ptrdiff_t pv_ts,
-                               std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes) {
+                               std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes, int k_more) {
   const auto va = reinterpret_cast<std::uintptr_t>(pv);
   int j0 = 0;
   if constexpr (requires(float* o) { kern.rows4x4(0, k, ks, o, ss); }) {
@@ -470,8 +470,9 @@ static inline void qk_by_token(const Kern& kern, int Rg, int heads, const T* k, 
       const auto ka = reinterpret_cast<std::uintptr_t>(k) +
                       static_cast<std::uintptr_t>((j0 + k_ahead) * ks * static_cast<std::ptrdiff_t>(sizeof(T)));
       const std::ptrdiff_t kpart = 4 * ks * static_cast<std::ptrdiff_t>(sizeof(T)) / heads;
+      const bool ahead = j0 + k_ahead < n + k_more;  // not past the run (a paged block's end)
       for (int gi = 0; gi < heads; ++gi) {
-        prefetch_l2(ka + static_cast<std::uintptr_t>(gi * kpart), kpart);
+        if (ahead) prefetch_l2(ka + static_cast<std::uintptr_t>(gi * kpart), kpart);
         if (pv != nullptr)
           for (int t = 0; t < 4; ++t)
             prefetch_l2(va + static_cast<std::uintptr_t>((j0 + t) * pv_ts + gi * pv_hs), pv_bytes);
@@ -502,8 +503,8 @@ static inline void qk_by_token(const Kern& kern, int Rg, int heads, const T* k, 
 template <class T>
 static inline void qk_heads(const float* const* q, int Rg, int heads, const T* k, std::ptrdiff_t ks, std::ptrdiff_t hs,
                             int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
-                            std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes) {
-  qk_by_token(qk_widen<T>{q, D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes);
+                            std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes, int k_more) {
+  qk_by_token(qk_widen<T>{q, D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes, k_more);
 }
 
 // Up to 4 rows x one block of NV vectors of Dv, values read in place (NV even: in pairs, so o's block

@@ -17,13 +17,17 @@ struct tile_kernels {
   void (*pv_packed)(const float* p, std::ptrdiff_t ps, int rows, const float* vt, std::ptrdiff_t vs, int n, int dvp,
                     float* o, std::ptrdiff_t os) = nullptr;
   // (q rows, rows per head, heads, k, token stride, head stride, keys, D, scale, s, s stride, V rows to prefetch:
-  // base or null, token stride and head stride in bytes, bytes per row)
+  // base or null, token stride and head stride in bytes, bytes per row; keys after the last one, one token
+  // stride apart, whose rows may be asked for ahead)
   void (*qk_heads_f32)(const float* const*, int, int, const float*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
-                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t,
+                       int) = nullptr;
   void (*qk_heads_bf16)(const float* const*, int, int, const bfloat16*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
-                        float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+                        float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t,
+                        int) = nullptr;
   void (*qk_heads_f16)(const float* const*, int, int, const float16*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
-                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+                       float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t,
+                       int) = nullptr;
   // (p, p stride, rows, v, token stride, keys, Dv, o, o stride)
   // (p, p stride, rows per head, heads, v, token stride, head stride, keys, Dv, o, o stride:
   // head gi's rows are p + gi Rg ps and o + gi Rg os, its values v + gi head stride; bytes to ask for into L2
@@ -36,7 +40,8 @@ struct tile_kernels {
                        float*, std::ptrdiff_t, const void*, std::ptrdiff_t) = nullptr;
   // q8_0 K/V (fast/q8_0-inl.hpp): the same arguments, rows of blocks (strides in blocks), D / Dv % 32 == 0
   void (*qk_heads_q8)(const float* const*, int, int, const block_q8_0*, std::ptrdiff_t, std::ptrdiff_t, int, int, float,
-                      float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t) = nullptr;
+                      float*, std::ptrdiff_t, const void*, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t,
+                      int) = nullptr;
   void (*pv_heads_q8)(const float*, std::ptrdiff_t, int, int, const block_q8_0*, std::ptrdiff_t, std::ptrdiff_t, int,
                       int, float*, std::ptrdiff_t, const void*, std::ptrdiff_t) = nullptr;
   // Pair order of the bfloat16 in-place kernels (fast/tile-inl.hpp): (q row, D, out) puts a query row in

@@ -133,21 +133,32 @@ static inline void round_q(const float* q, int D, float* out) {
 // qk_heads of tile-inl.hpp on vdpbf16ps (same arguments, same traversal; D % 32 == 0), q rows from round_q.
 static inline void qk_heads(const float* const* q, int Rg, int heads, const bfloat16* k, std::ptrdiff_t ks,
                             std::ptrdiff_t hs, int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
-                            std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes) {
-  avx512::qk_by_token(qk_dot{q, D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes);
+                            std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes, int k_more) {
+  avx512::qk_by_token(qk_dot{q, D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes, k_more);
 }
 
 // NR rows x 64 (G = 2) or 32 (G = 1) columns over keys [0, m): key pairs (j, j + 1) interleaved
 // lane by lane (unpack lo/hi of the two rows), so one vdpbf16ps adds p_j v_j + p_j+1 v_j+1; the
-// accumulators hold the columns in unpack order and are put back in order when added to o.
+// accumulators hold the columns of o in unpack order (permuted in at the start, back at the end), so
+// o goes through the pairs in order and a call over keys [0, a) then one over [a, m) (a even) give the
+// bits of one call over [0, m): a paged tile block by block (fast/driver.hpp).
 template <int NR, int G>
 static inline void pv_block(const std::uint32_t* pp, int pps, const bfloat16* v, std::ptrdiff_t vs, int m, float* o,
                             std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
+  const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  const __m512i u0 = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);  // inverse
+  const __m512i u1 = _mm512_setr_epi32(4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
   __m512 acc[NR][2 * G];
 #pragma GCC unroll 4
   for (int r = 0; r < NR; ++r)
-#pragma GCC unroll 4
-    for (int x = 0; x < 2 * G; ++x) acc[r][x] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) {
+      const float* y = o + r * os + 32 * g;
+      const __m512 lo = _mm512_loadu_ps(y), hi = _mm512_loadu_ps(y + 16);
+      acc[r][2 * g] = _mm512_permutex2var_ps(lo, u0, hi);
+      acc[r][2 * g + 1] = _mm512_permutex2var_ps(lo, u1, hi);
+    }
   for (int j = 0; j < m; j += 2) {
     if (pf != 0) avx512::prefetch_l2(pf + static_cast<std::uintptr_t>(j * pf_step), 2 * pf_step);
     __m512bh lo[G], hi[G];
@@ -168,17 +179,13 @@ static inline void pv_block(const std::uint32_t* pp, int pps, const bfloat16* v,
       }
     }
   }
-  const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
-  const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
 #pragma GCC unroll 4
   for (int r = 0; r < NR; ++r)
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {
       float* y = o + r * os + 32 * g;
-      _mm512_storeu_ps(y,
-                       _mm512_add_ps(_mm512_loadu_ps(y), _mm512_permutex2var_ps(acc[r][2 * g], i0, acc[r][2 * g + 1])));
-      _mm512_storeu_ps(
-          y + 16, _mm512_add_ps(_mm512_loadu_ps(y + 16), _mm512_permutex2var_ps(acc[r][2 * g], i1, acc[r][2 * g + 1])));
+      _mm512_storeu_ps(y, _mm512_permutex2var_ps(acc[r][2 * g], i0, acc[r][2 * g + 1]));
+      _mm512_storeu_ps(y + 16, _mm512_permutex2var_ps(acc[r][2 * g], i1, acc[r][2 * g + 1]));
     }
 }
 
