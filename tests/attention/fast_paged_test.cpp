@@ -17,8 +17,10 @@
 #include <posenc/attention/ragged.hpp>
 #include <posenc/core/half.hpp>
 #include <posenc/core/parallel.hpp>
+#include <posenc/core/q8_0.hpp>
 #include <posenc/encoders/alibi.hpp>
 #include <posenc/encoders/no_position.hpp>
+#include <posenc/kernels/q8_0.hpp>
 
 #include "attention_support.hpp"
 
@@ -208,6 +210,58 @@ TEST_CASE("paged: decode and prefill are bit-identical to a contiguous cache", "
   check_paged(hm, 20, 4, posenc::no_position{}, {.causal = true});
 }
 
+namespace {
+
+// Rows of d floats as q8_0 blocks (d % 32 == 0), each row quantised alone.
+std::vector<posenc::block_q8_0> to_q8(const std::vector<float>& x, std::ptrdiff_t d) {
+  std::vector<posenc::block_q8_0> y(x.size() / static_cast<std::size_t>(posenc::block_q8_0::values));
+  for (std::size_t r = 0; r < x.size() / static_cast<std::size_t>(d); ++r)
+    posenc::kernels::quantize_row_q8_0(x.data() + r * static_cast<std::size_t>(d),
+                                       y.data() + r * static_cast<std::size_t>(d / posenc::block_q8_0::values), d);
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("paged: q8_0 pools are bit-identical to a contiguous q8_0 cache", "[attention][fast][paged][q8_0]") {
+  using cq8 = posenc::tensor_view<const posenc::block_q8_0>;
+  using cf = posenc::tensor_view<const float>;
+  for (std::ptrdiff_t bs : {16, 64, 6}) {
+    const paged_case<float> pc({700, 65, 130}, 2, 64, bs, 31 + static_cast<std::uint64_t>(bs));
+    const std::ptrdiff_t nb = 64 / posenc::block_q8_0::values, B = static_cast<std::ptrdiff_t>(pc.lengths.size());
+    const auto kp = to_q8(pc.kpool, pc.D), vp = to_q8(pc.vpool, pc.D);
+    const posenc::paged_kv<posenc::block_q8_0> kv{.k_blocks = cq8::bthd(kp.data(), pc.nblocks, bs, pc.Hkv, nb),
+                                                  .v_blocks = cq8::bthd(vp.data(), pc.nblocks, bs, pc.Hkv, nb),
+                                                  .block_table = pc.table,
+                                                  .blocks_per_sequence = pc.per_seq,
+                                                  .lengths = pc.lengths};
+    for (const std::ptrdiff_t Sq : {1, 9}) {
+      const std::ptrdiff_t Hq = 8;
+      const std::size_t rows = static_cast<std::size_t>(Sq * Hq * pc.D);
+      const auto q = values<float>(static_cast<std::size_t>(B) * rows, 98, 2.0);
+      const posenc::attention_options o{.causal = true, .sliding_window = 300};
+      std::vector<float> want(q.size());
+      for (std::ptrdiff_t b = 0; b < B; ++b) {
+        const auto ub = static_cast<std::size_t>(b);
+        const std::ptrdiff_t L = pc.lengths[ub];
+        const auto k = to_q8(pc.k[ub], pc.D), v = to_q8(pc.v[ub], pc.D);
+        posenc::attention(cf::thd(q.data() + ub * rows, Sq, Hq, pc.D), cq8::thd(k.data(), L, pc.Hkv, nb),
+                          cq8::thd(v.data(), L, pc.Hkv, nb),
+                          posenc::tensor_view<float>::thd(want.data() + ub * rows, Sq, Hq, pc.D), posenc::no_position{},
+                          o);
+      }
+      for (int threads : {1, 2}) {
+        std::vector<float> got(q.size(), -7.0f);
+        posenc::attention(cf::bthd(q.data(), B, Sq, Hq, pc.D), kv,
+                          posenc::tensor_view<float>::bthd(got.data(), B, Sq, Hq, pc.D), posenc::no_position{}, o,
+                          on_threads(threads));
+        INFO("block " << bs << ", Sq " << Sq << ", threads " << threads);
+        CHECK(same_bits(got.data(), want.data(), got.size()));
+      }
+    }
+  }
+}
+
 TEST_CASE("paged: bad tables and lengths are refused", "[attention][fast][paged]") {
   const paged_case<float> pc({40, 10}, 1, 16, 16, 1);
   std::vector<float> q(2 * 16), out(2 * 16);
@@ -286,6 +340,32 @@ TEST_CASE("ragged: prefill and decode rows in one call are bit-identical to one 
   posenc::attention_options o{.causal = true, .sliding_window = 64};
   o.sinks = sinks;
   check_ragged<float>({64, 1, 65}, {64, 4097, 65}, 4, 1, 32, posenc::no_position{}, o);
+}
+
+TEST_CASE("ragged: q8_0 K/V, bit-identical to one call per sequence", "[attention][fast][ragged][q8_0]") {
+  const std::vector<std::int32_t> sq{40, 1, 1}, sk{40, 300, 2000}, cq{0, 40, 41, 42}, ck{0, 40, 340, 2340};
+  const std::ptrdiff_t Hq = 8, Hkv = 2, D = 64, nb = D / posenc::block_q8_0::values;
+  const auto q = values<float>(static_cast<std::size_t>(cq.back() * Hq * D), 51, 2.0);
+  const auto k = to_q8(values<float>(static_cast<std::size_t>(ck.back() * Hkv * D), 52, 2.0), D);
+  const auto v = to_q8(values<float>(static_cast<std::size_t>(ck.back() * Hkv * D), 53, 1.0), D);
+  using cf = posenc::tensor_view<const float>;
+  using cq8 = posenc::tensor_view<const posenc::block_q8_0>;
+  const posenc::attention_options o{.causal = true};
+  std::vector<float> want(q.size(), -7.0f);
+  for (std::size_t s = 0; s < sq.size(); ++s)
+    posenc::attention(
+        cf::thd(q.data() + cq[s] * Hq * D, sq[s], Hq, D), cq8::thd(k.data() + ck[s] * Hkv * nb, sk[s], Hkv, nb),
+        cq8::thd(v.data() + ck[s] * Hkv * nb, sk[s], Hkv, nb),
+        posenc::tensor_view<float>::thd(want.data() + cq[s] * Hq * D, sq[s], Hq, D), posenc::no_position{}, o);
+  for (int threads : {1, 2}) {
+    std::vector<float> got(want.size(), -7.0f);
+    posenc::attention(cf::thd(q.data(), cq.back(), Hq, D), cq8::thd(k.data(), ck.back(), Hkv, nb),
+                      cq8::thd(v.data(), ck.back(), Hkv, nb),
+                      posenc::tensor_view<float>::thd(got.data(), cq.back(), Hq, D), posenc::ragged_batch{cq, ck},
+                      posenc::no_position{}, o, on_threads(threads));
+    INFO("threads " << threads);
+    CHECK(same_bits(got.data(), want.data(), got.size()));
+  }
 }
 
 TEST_CASE("ragged: bad offsets are refused", "[attention][fast][ragged]") {

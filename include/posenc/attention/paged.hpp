@@ -43,7 +43,7 @@ struct paged_kv {
 
 namespace detail {
 
-template <elementwise_kv_storage TK, elementwise_kv_storage TV, positional_encoding E>
+template <kv_storage TK, kv_storage TV, positional_encoding E>
 void paged_attention(tensor_view<const float> q, const paged_kv<TK, TV>& kv, tensor_view<float> out, const E& enc,
                      const attention_options& o, const fast_attention_options& f) {
   static_assert(all_relative_kv_by_distance<E>(),
@@ -120,7 +120,8 @@ void paged_attention(tensor_view<const float> q, const paged_kv<TK, TV>& kv, ten
 }  // namespace detail
 
 /// posenc::attention over a paged cache: `q` [B, Sq, Hq, D] float (sequence b's queries at q[b]),
-/// `kv` the pools (float, bfloat16 or float16), table and lengths of B sequences, `out`
+/// `kv` the pools (float, bfloat16, float16 or q8_0 blocks, whose dim axis counts blocks), table and
+/// lengths of B sequences, `out`
 /// [B, Sq, Hq, Dv]. Throws what posenc::attention throws, plus shape_error for tables or lengths of
 /// the wrong size or needing more blocks than the table holds ("paged.block_table",
 /// "paged.lengths"), config_error for block ids outside the pool ("paged.block_table").
@@ -130,9 +131,10 @@ void paged_attention(tensor_view<const float> q, const paged_kv<TK, TV>& kv, ten
 ///   posenc::attention(q, kv, out, enc, {.causal = true});
 template <class Q, class TK, class TV, positional_encoding E>
 requires std::same_as < std::remove_const_t<Q>,
-float > &&detail::elementwise_kv_storage<TK>&& detail::elementwise_kv_storage<TV> void attention(
-            tensor_view<Q> q, const paged_kv<TK, TV>& kv, tensor_view<float> out, const E& encoder,
-            const attention_options& options = {}, const fast_attention_options& fast = {}) {
+float > &&detail::kv_storage<TK>&& detail::kv_storage<TV> void attention(tensor_view<Q> q, const paged_kv<TK, TV>& kv,
+                                                                         tensor_view<float> out, const E& encoder,
+                                                                         const attention_options& options = {},
+                                                                         const fast_attention_options& fast = {}) {
   detail::paged_attention<TK, TV>(tensor_view<const float>(q), kv, out, encoder, options, fast);
 }
 

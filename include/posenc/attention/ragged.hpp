@@ -44,7 +44,7 @@ inline void check_offsets(std::span<const std::int32_t> cu, std::ptrdiff_t total
   detail::require_shape(cu.back() == total, name, cu.back(), "the token count " + std::to_string(total) + " last");
 }
 
-template <elementwise_kv_storage TK, elementwise_kv_storage TV, positional_encoding E>
+template <kv_storage TK, kv_storage TV, positional_encoding E>
 void ragged_attention(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const TV> v,
                       tensor_view<float> out, const ragged_batch& rb, const E& enc, const attention_options& o,
                       const fast_attention_options& f) {
@@ -63,7 +63,7 @@ void ragged_attention(tensor_view<const float> q, tensor_view<const TK> k, tenso
   for (std::size_t s = 0; s < S; ++s)
     masks.emplace_back(o, 1, rb.cu_seqlens_q[s + 1] - rb.cu_seqlens_q[s], rb.cu_seqlens_k[s + 1] - rb.cu_seqlens_k[s]);
   if (q.heads() > 0)
-    for (const attention_mask& m : masks) check_relative_sizes(enc, m, q.dim(), v.dim());
+    for (const attention_mask& m : masks) check_relative_sizes(enc, m, q.dim(), kv_dim(v));
   if (S == 0 || q.heads() == 0 || v.dim() == 0) return;
 
   attention_workspace local;
@@ -102,18 +102,16 @@ void ragged_attention(tensor_view<const float> q, tensor_view<const TK> k, tenso
 }  // namespace detail
 
 /// posenc::attention over a ragged batch: `q` [1, Tq, Hq, D] float, `k` [1, Tk, Hkv, D] and `v`
-/// [1, Tk, Hkv, Dv] float, bfloat16 or float16, `out` [1, Tq, Hq, Dv], the sequences cut by `batch`
-/// (S + 1 offsets each). Throws what posenc::attention throws, shape_error for bad offsets
+/// [1, Tk, Hkv, Dv] float, bfloat16, float16 or q8_0 blocks (dim axis in blocks), `out` [1, Tq, Hq, Dv], the sequences
+/// cut by `batch` (S + 1 offsets each). Throws what posenc::attention throws, shape_error for bad offsets
 /// ("ragged.cu_seqlens_q" / "ragged.cu_seqlens_k") and config_error for per-call masks in `options`.
 ///
 ///   posenc::attention(q, k, v, out, posenc::ragged_batch{cu_q, cu_k}, enc, {.causal = true});
 template <class Q, class K, class V, positional_encoding E>
 requires std::same_as < std::remove_const_t<Q>,
-float > &&detail::elementwise_kv_storage<std::remove_const_t<K>>&&
-            detail::elementwise_kv_storage<std::remove_const_t<V>> void
-            attention(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<float> out,
-                      const ragged_batch& batch, const E& encoder, const attention_options& options = {},
-                      const fast_attention_options& fast = {}) {
+float > &&detail::kv_storage<std::remove_const_t<K>>&& detail::kv_storage<std::remove_const_t<V>> void attention(
+            tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<float> out, const ragged_batch& batch,
+            const E& encoder, const attention_options& options = {}, const fast_attention_options& fast = {}) {
   using TK = std::remove_const_t<K>;
   using TV = std::remove_const_t<V>;
   detail::ragged_attention<TK, TV>(tensor_view<const float>(q), tensor_view<const TK>(k), tensor_view<const TV>(v), out,

@@ -54,10 +54,6 @@ template <class T>
 concept kv_storage =
     std::same_as<T, float> || std::same_as<T, bfloat16> || std::same_as<T, float16> || std::same_as<T, block_q8_0>;
 
-/// Storage of one element per value (not q8_0's blocks of 32): what paged and ragged calls take.
-template <class T>
-concept elementwise_kv_storage = kv_storage<T> && !is_q8_0<T>;
-
 enum class tile_class : unsigned char { skip, full, partial };
 
 inline tile_class classify(const attention_options& o, const tile_summary& q, const tile_summary& k) noexcept {
@@ -135,12 +131,13 @@ template <class T>
 tile_rows<T> decode_tile(const kv_rows<T>& x, std::ptrdiff_t b, std::ptrdiff_t j0, int nk, std::ptrdiff_t g,
                          std::ptrdiff_t heads, std::ptrdiff_t dim, std::vector<std::byte>& stage) {
   if (x.run(j0) >= nk) return {x.row(b, j0, g), x.stride(axis::token), x.stride(axis::head)};
-  const auto row_bytes = static_cast<std::size_t>(dim) * sizeof(T);
+  const std::ptrdiff_t n = dim / values_per_element<T>;  // elements of a row (q8_0: blocks)
+  const auto row_bytes = static_cast<std::size_t>(n) * sizeof(T);
   std::byte* buf = detail::grow(stage, static_cast<std::size_t>(nk * heads) * row_bytes);
   for (int j = 0; j < nk; ++j)
     for (std::ptrdiff_t gi = 0; gi < heads; ++gi)
       std::memcpy(buf + static_cast<std::size_t>(j * heads + gi) * row_bytes, x.row(b, j0 + j, g + gi), row_bytes);
-  return {reinterpret_cast<const T*>(buf), heads * dim, dim};
+  return {reinterpret_cast<const T*>(buf), heads * n, n};
 }
 
 /// f(a, e) for each run [a, e) of keys j0 + a .. j0 + e - 1 inside one block (the whole tile for a view).
