@@ -11,7 +11,8 @@
 //     other,
 //   - a finite element differs by more than attention/attention.hpp's bound
 //     5e-7 (1 + A) vmax + (Sk + 2) 2^-149 (A = a bound of max |logit| over the visible keys, vmax
-//     = max |v| over them (+ Shaw's |aV|)),
+//     = max |v| over them (+ Shaw's |aV|)), or with bfloat16 K or V and the bf16 dot products
+//     allowed (an input bit), 2^-8 (1 + A) vmax + (Sk + 2) 2^-126,
 // except in the rows attention.hpp documents as free to differ: a visible key whose value is not
 // finite and whose weight is 0 or below 1e-30 (sdpa skips it, the fp32 path may multiply it by 0).
 // xPos runs at |position| <= 200 only (its scale factors overflow far from the centre), and the
@@ -27,6 +28,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include <posenc/attention/attention.hpp>
@@ -226,6 +228,10 @@ void run(FuzzedDataProvider& in, problem& p, const E& enc, double growth, bool t
   };
   f.split_keys = in.ConsumeBool() ? 64 : 128;
   f.query_tile = in.ConsumeIntegralInRange<int>(0, 6);
+  f.bf16_dot_products = in.ConsumeBool();
+  // bfloat16 K or V with the dot products allowed (taken on decode where the CPU has AVX512_BF16):
+  // their own bound, attention/attention.hpp
+  const bool dot_bound = f.bf16_dot_products && (std::is_same_v<TK, bfloat16> || std::is_same_v<TV, bfloat16>);
 
   std::vector<double> ref(no, -7.0), weights(static_cast<std::size_t>(p.B * p.Hq * p.Sq * p.Sk));
   attention_options ow = o;
@@ -283,7 +289,8 @@ void run(FuzzedDataProvider& in, problem& p, const E& enc, double growth, bool t
         }
       }
   A += bmax;
-  const double tol = 5e-7 * (1 + A) * vmax + static_cast<double>(p.Sk + 2) * 0x1p-149;
+  const double tol = dot_bound ? 0x1p-8 * (1 + A) * vmax + static_cast<double>(p.Sk + 2) * 0x1p-126
+                               : 5e-7 * (1 + A) * vmax + static_cast<double>(p.Sk + 2) * 0x1p-149;
   const sz G = p.Hq / p.Hkv;
   for (sz b = 0; b < p.B; ++b)
     for (sz i = 0; i < p.Sq; ++i)

@@ -267,9 +267,9 @@ TEST_CASE("fast kernels: the vectorised tanh and the soft-cap row on every ISA",
     x.push_back(t);
   const std::size_t n_finite = x.size();
   for (std::size_t i = 0; i < n_finite; ++i) x.push_back(-x[i]);
-  constexpr float inf = std::numeric_limits<float>::infinity();
-  x.push_back(inf);
-  x.push_back(-inf);
+  constexpr float finf = std::numeric_limits<float>::infinity();
+  x.push_back(finf);
+  x.push_back(-finf);
   x.push_back(0.0f);
   x.push_back(-0.0f);
   x.push_back(std::numeric_limits<float>::quiet_NaN());
