@@ -11,8 +11,8 @@
 //     other,
 //   - a finite element differs by more than attention/attention.hpp's bound
 //     5e-7 (1 + A) vmax + (Sk + 2) 2^-149 (A = a bound of max |logit| over the visible keys, vmax
-//     = max |v| over them (+ Shaw's |aV|)), or with bfloat16 K or V and the bf16 dot products
-//     allowed (an input bit), 2^-8 (1 + A) vmax + (Sk + 2) 2^-126,
+//     = max |v| over them (+ Shaw's |aV|)), or with bfloat16 K or V, the bf16 dot products allowed
+//     (an input bit) and a CPU that has them, 2^-8 (1 + A) vmax + (Sk + 2) 2^-126,
 // except in the rows attention.hpp documents as free to differ: a visible key whose value is not
 // finite and whose weight is 0 or below 1e-30 (sdpa skips it, the fp32 path may multiply it by 0).
 // xPos runs at |position| <= 200 only (its scale factors overflow far from the centre), and the
@@ -39,6 +39,7 @@
 #include <posenc/encoders/no_position.hpp>
 #include <posenc/encoders/shaw.hpp>
 #include <posenc/encoders/t5.hpp>
+#include <posenc/kernels/isa.hpp>
 #include <posenc/rope/rope.hpp>
 #include <posenc/rope/xpos.hpp>
 
@@ -229,9 +230,13 @@ void run(FuzzedDataProvider& in, problem& p, const E& enc, double growth, bool t
   f.split_keys = in.ConsumeBool() ? 64 : 128;
   f.query_tile = in.ConsumeIntegralInRange<int>(0, 6);
   f.bf16_dot_products = in.ConsumeBool();
-  // bfloat16 K or V with the dot products allowed (taken on decode where the CPU has AVX512_BF16):
-  // their own bound, attention/attention.hpp
-  const bool dot_bound = f.bf16_dot_products && (std::is_same_v<TK, bfloat16> || std::is_same_v<TV, bfloat16>);
+  // bfloat16 K or V with the dot products allowed and AVX-512 kernels on a CPU with AVX512_BF16 (the
+  // decode path then takes them): their own bound, attention/attention.hpp; the fp32 bound otherwise
+  constexpr bool bf16_kv = std::is_same_v<TK, bfloat16> || std::is_same_v<TV, bfloat16>;
+  bool dot_bound = f.bf16_dot_products && bf16_kv && posenc::kernels::active_isa() == posenc::kernels::isa::avx512;
+#if POSENC_HAS_X86_KERNELS
+  dot_bound = dot_bound && posenc::kernels::detail::has_avx512bf16();
+#endif
 
   std::vector<double> ref(no, -7.0), weights(static_cast<std::size_t>(p.B * p.Hq * p.Sq * p.Sk));
   attention_options ow = o;
