@@ -77,7 +77,8 @@ void BM_causal_forward_1thread(benchmark::State& state) {
 
 void BM_causal_backward_1thread(benchmark::State& state) {
   problem p(state.range(0));
-  const posenc::fast_attention_options f{.executor = one_thread().as_parallel_for()};
+  posenc::attention_workspace ws;
+  const posenc::fast_attention_options f{.executor = one_thread().as_parallel_for(), .workspace = &ws};
   p.forward(f);
   for (auto _ : state) {
     p.backward(f);

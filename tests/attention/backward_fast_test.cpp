@@ -349,6 +349,30 @@ TEST_CASE("attention_backward: bit-identical for 1, 2 and 3 threads", "[backward
   }
 }
 
+TEST_CASE("attention_backward: a workspace reused across calls gives the same bits as none", "[backward]") {
+  // A larger call with other shapes, heads, masks and parameters first leaves every buffer of the
+  // workspace dirty (dQ partials, offsets, the distance table, parameter partials); the second call
+  // must not read any of it.
+  const posenc::t5_bias_config cfg{.num_buckets = 16, .max_distance = 64, .bidirectional = true, .num_heads = 2};
+  const auto enc =
+      posenc::combine(posenc::rope({.head_dim = 32}), posenc::t5_bias(cfg, posenc_test::random_values(32, 8)));
+  const data big({.B = 2, .Sq = 260, .Sk = 330, .Hq = 2, .Hkv = 2, .D = 32, .Dv = 40});
+  const data x({.B = 1, .Sq = 200, .Sk = 200, .Hq = 2, .Hkv = 1, .D = 32, .Dv = 32});
+  const std::vector<double> sinks{0.1, -0.4};
+  const attention_options o{.causal = true, .logit_softcap = 20.0, .sinks = sinks};
+  const attention_options ob{.sliding_window = 50};
+  posenc::thread_pool two(2);
+  posenc::attention_workspace ws;
+  const result fresh = run_fused(x, enc, o, 32, {.executor = two.as_parallel_for()});
+  static_cast<void>(run_fused(big, enc, ob, 32, {.executor = two.as_parallel_for(), .workspace = &ws}));
+  const result reused = run_fused(x, enc, o, 32, {.executor = two.as_parallel_for(), .workspace = &ws});
+  CHECK(reused.dq == fresh.dq);
+  CHECK(reused.dk == fresh.dk);
+  CHECK(reused.dv == fresh.dv);
+  CHECK(reused.enc == fresh.enc);
+  CHECK(reused.sinks == fresh.sinks);
+}
+
 TEST_CASE("attention_backward: invalid arguments are refused by name", "[backward]") {
   const data x({.B = 1, .Sq = 4, .Sk = 4, .Hq = 2, .Hkv = 1, .D = 8, .Dv = 8});
   const auto s = x.s;

@@ -14,6 +14,9 @@
 // gradients go to per-item partials summed in item order. The cut depends on the shape only, so
 // the result is bit-identical for any thread count. Causal / window / chunk / segment tile pairs
 // with nothing visible are skipped (detail::classify, the forward's rule).
+// Memory: the per-call buffers and the per-item scratch live in fast_attention_options::workspace
+// when one is given (a call no larger than an earlier one allocates nothing); a lane's dQ partial
+// of a query tile is cleared on its first write, and partials it never wrote are not summed.
 // Not here: bfloat16 / float16 K, V (float only), dropout, the weights output.
 #pragma once
 
@@ -64,9 +67,10 @@ struct backward_call {
   const float *qp = nullptr, *dop = nullptr, *off = nullptr, *drow = nullptr;
   const float* k = nullptr;  // transformed k, contiguous [B, Sk, Hkv, D]
   tensor_view<const float> v{};
-  float* dk = nullptr;   // w.r.t. the transformed k, contiguous [B, Sk, Hkv, D]
-  float* dv = nullptr;   // contiguous [B, Sk, Hkv, Dv]
-  float* dqp = nullptr;  // [lanes][B][Hkv][nqt][rmax][Dp]
+  float* dk = nullptr;           // w.r.t. the transformed k, contiguous [B, Sk, Hkv, D]
+  float* dv = nullptr;           // contiguous [B, Sk, Hkv, Dv]
+  float* dqp = nullptr;          // [lanes][B][Hkv][nqt][rmax][Dp]
+  std::uint8_t* live = nullptr;  // [lanes][B][Hkv][nqt]: the lane wrote that dQ partial
   std::ptrdiff_t n_params = 0;
   // distance table of the distance-bias leaves (as the forward's), or the general path
   bool use_table = false;
@@ -100,12 +104,12 @@ void backward_bias_row(const backward_call<E>& c, std::ptrdiff_t h, std::int64_t
 
 /// One work item: sequence b, kv head g, the key tiles of lane `lane`.
 template <class E>
-void backward_item(const backward_call<E>& c, std::ptrdiff_t b, std::ptrdiff_t g, std::ptrdiff_t lane,
-                   std::span<double> pgrad) {
+void backward_item(const backward_call<E>& c, attention_scratch& scratch, std::ptrdiff_t b, std::ptrdiff_t g,
+                   std::ptrdiff_t lane, std::span<double> pgrad) {
   constexpr float ninf = -std::numeric_limits<float>::infinity();
   const std::ptrdiff_t TKc = c.TK, D = c.D, Dv = c.Dv, Dp = c.Dp, Dvp = c.Dvp, R0 = c.rmax;
-  std::vector<float> buf(static_cast<std::size_t>(D * TKc + Dv * TKc + 2 * TKc * Dp + TKc * Dvp + 4 * R0 * TKc));
-  float* kt = buf.data();       // [D][TKc]: K^T for S = Q K^T
+  float* kt = grow(scratch.f, static_cast<std::size_t>(D * TKc + Dv * TKc + 2 * TKc * Dp + TKc * Dvp + 3 * R0 * TKc));
+  // kt: [D][TKc]: K^T for S = Q K^T
   float* vt = kt + D * TKc;     // [Dv][TKc]: V^T for dP = dO V^T
   float* kr = vt + Dv * TKc;    // [TKc][Dp]: K for dQ += dS K
   float* dka = kr + TKc * Dp;   // [TKc][Dp]: dK of the tile
@@ -113,9 +117,9 @@ void backward_item(const backward_call<E>& c, std::ptrdiff_t b, std::ptrdiff_t g
   float* s = dva + TKc * Dvp;   // [R][TKc]: scores, then P
   float* dp = s + R0 * TKc;     // [R][TKc]: dP, then dS (scaled, soft-cap derivative applied)
   float* lc = dp + R0 * TKc;    // [R][TKc]: capped logits (soft-cap only)
-  float* tr = lc + R0 * TKc;    // [TKc][R]: P^T, then dS^T
-  std::vector<const float*> qrows(static_cast<std::size_t>(R0)), drows(static_cast<std::size_t>(R0));
-  std::vector<std::uint8_t> mk(static_cast<std::size_t>(c.TQ * TKc));
+  const float** qrows = grow(scratch.rows, static_cast<std::size_t>(2 * R0));
+  const float** drows = qrows + R0;
+  std::uint8_t* mk = grow(scratch.mask, static_cast<std::size_t>(c.TQ * TKc));
 
   for (std::ptrdiff_t kti = lane; kti < c.nkt; kti += c.lanes) {
     const tile_summary& ks = c.ksum[b * c.nkt + kti];
@@ -146,17 +150,21 @@ void backward_item(const backward_call<E>& c, std::ptrdiff_t b, std::ptrdiff_t g
       const float* drow = c.drow + ti;
       float* dqp = c.dqp + (static_cast<std::size_t>(lane) * static_cast<std::size_t>(c.B * c.Hkv * c.nqt * R0) + ti) *
                                static_cast<std::size_t>(Dp);
+      std::uint8_t& live = c.live[(lane * c.B + b) * c.Hkv * c.nqt + g * c.nqt + qt];
+      bool dq_accumulate = live != 0;
+      if constexpr (relative_kv_encoding<E>)  // Shaw's dQ terms come first
+        if (!live) std::fill(dqp, dqp + R * Dp, 0.0f), dq_accumulate = true;
       for (std::ptrdiff_t r = 0; r < R; ++r) {
-        qrows[static_cast<std::size_t>(r)] = qp + r * Dp;
-        drows[static_cast<std::size_t>(r)] = dop + r * Dvp;
+        qrows[r] = qp + r * Dp;
+        drows[r] = dop + r * Dvp;
       }
       if (cls == tile_class::partial)
         for (std::ptrdiff_t t = 0; t < nq; ++t)
-          for (int j = 0; j < nk; ++j) mk[static_cast<std::size_t>(t * TKc + j)] = c.mask.allowed(b, i0 + t, j0 + j);
+          for (int j = 0; j < nk; ++j) mk[t * TKc + j] = c.mask.allowed(b, i0 + t, j0 + j);
 
       // ---- S, then P = exp(S - L) row by row with every hook of the forward ----
-      c.kern.qk_packed(qrows.data(), static_cast<int>(R), kt, TKc, static_cast<int>(D), c.scale, s, TKc);
-      c.kern.qk_packed(drows.data(), static_cast<int>(R), vt, TKc, static_cast<int>(Dv), 1.0f, dp, TKc);
+      c.kern.qk_packed(qrows, static_cast<int>(R), kt, TKc, static_cast<int>(D), c.scale, s, TKc);
+      c.kern.qk_packed(drows, static_cast<int>(R), vt, TKc, static_cast<int>(Dv), 1.0f, dp, TKc);
       for (std::ptrdiff_t r = 0; r < R; ++r) {
         float* sr = s + r * TKc;
         float* dr = dp + r * TKc;
@@ -164,8 +172,8 @@ void backward_item(const backward_call<E>& c, std::ptrdiff_t b, std::ptrdiff_t g
         const std::int64_t pos_q = c.pq[static_cast<std::size_t>(b * c.Sq + i0 + r % nq)];
         const std::int64_t* pk = c.pk.data() + b * c.Sk + j0;
         if constexpr (relative_kv_encoding<E>) {  // Shaw: scale q . aK into S, dO . aV into dP
-          const float* qr = qrows[static_cast<std::size_t>(r)];
-          const float* dor = drows[static_cast<std::size_t>(r)];
+          const float* qr = qrows[r];
+          const float* dor = drows[r];
           for (int j = 0; j < nk; ++j) {
             const auto ak = c.enc.relative_key(h, pos_q, pk[j]);
             float a = 0;
@@ -183,7 +191,7 @@ void backward_item(const backward_call<E>& c, std::ptrdiff_t b, std::ptrdiff_t g
         }
         if constexpr (score_bias_encoding<E>) backward_bias_row(c, h, pos_q, b, j0, nk, sr);
         if (cls == tile_class::partial) {
-          const std::uint8_t* mr = mk.data() + (r % nq) * TKc;
+          const std::uint8_t* mr = mk + (r % nq) * TKc;
           for (int j = 0; j < nk; ++j) sr[j] = mr[j] ? sr[j] : ninf;
         }
         for (int j = nk; j < TKc; ++j) sr[j] = ninf;  // padding keys: p = 0
@@ -207,8 +215,8 @@ void backward_item(const backward_call<E>& c, std::ptrdiff_t b, std::ptrdiff_t g
           for (int j = 0; j < nk; ++j) dr[j] *= c.scale;
         }
         if constexpr (relative_kv_encoding<E>) {  // Shaw: dQ += dU aK, d aK += dU q, d aV += P dO
-          const float* qr = qrows[static_cast<std::size_t>(r)];
-          const float* dor = drows[static_cast<std::size_t>(r)];
+          const float* qr = qrows[r];
+          const float* dor = drows[r];
           float* dq = dqp + r * Dp;
           for (int j = 0; j < nk; ++j) {
             if (sr[j] == 0) continue;
@@ -225,14 +233,11 @@ void backward_item(const backward_call<E>& c, std::ptrdiff_t b, std::ptrdiff_t g
           }
         }
       }
-      // ---- dV += P^T dO, dK += dU^T Q, dQ += dU K ----
-      for (std::ptrdiff_t r = 0; r < R; ++r)
-        for (int j = 0; j < nk; ++j) tr[j * R0 + r] = s[r * TKc + j];
-      c.kern.pv_packed(tr, R0, nk, dop, Dvp, static_cast<int>(R), static_cast<int>(Dvp), dva, Dvp);
-      for (std::ptrdiff_t r = 0; r < R; ++r)
-        for (int j = 0; j < nk; ++j) tr[j * R0 + r] = dp[r * TKc + j];
-      c.kern.pv_packed(tr, R0, nk, qp, Dp, static_cast<int>(R), static_cast<int>(Dp), dka, Dp);
-      c.kern.pv_packed(dp, TKc, static_cast<int>(R), kr, Dp, nk, static_cast<int>(Dp), dqp, Dp);
+      // ---- dV += P^T dO, dK += dU^T Q (P, dU read transposed), dQ += dU K (the first write clears) ----
+      c.kern.pv_strided(s, 1, TKc, nk, dop, Dvp, static_cast<int>(R), static_cast<int>(Dvp), dva, Dvp, true);
+      c.kern.pv_strided(dp, 1, TKc, nk, qp, Dp, static_cast<int>(R), static_cast<int>(Dp), dka, Dp, true);
+      c.kern.pv_strided(dp, TKc, 1, static_cast<int>(R), kr, Dp, nk, static_cast<int>(Dp), dqp, Dp, dq_accumulate);
+      live = 1;
     }
     // the tile's dK, dV rows (this item is their only writer)
     for (int j = 0; j < nk; ++j) {
@@ -264,15 +269,19 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
         for (std::ptrdiff_t h = 0; h < x.heads(); ++h)
           for (std::ptrdiff_t d = 0; d < x.dim(); ++d) x(b, t, h, d) = 0.0f;
   };
-  zero(dq), zero(dk), zero(dv);
-  if (B == 0 || Sq == 0 || Hq == 0 || Sk == 0) return;
+  if (B == 0 || Sq == 0 || Hq == 0 || Sk == 0) {
+    zero(dq), zero(dk), zero(dv);
+    return;
+  }
   const detail::tile_kernels kern = detail::active_tile_kernels();
+  attention_workspace local;
+  attention_workspace& ws = f.workspace ? *f.workspace : local;
 
   // ---- hook 2 on contiguous float copies (as the forward), D_i, the row offsets, the sinks ----
-  std::vector<float> qt_buf(static_cast<std::size_t>(B * Sq * Hq * D)),
-      kt_buf(static_cast<std::size_t>(B * Sk * Hkv * D));
-  const auto qv = tensor_view<float>::bthd(qt_buf.data(), B, Sq, Hq, D);
-  const auto kv = tensor_view<float>::bthd(kt_buf.data(), B, Sk, Hkv, D);
+  float* const qt_buf = grow(ws.q, static_cast<std::size_t>(B * Sq * Hq * D));
+  float* const kt_buf = grow(ws.k, static_cast<std::size_t>(B * Sk * Hkv * D));
+  const auto qv = tensor_view<float>::bthd(qt_buf, B, Sq, Hq, D);
+  const auto kv = tensor_view<float>::bthd(kt_buf, B, Sk, Hkv, D);
   for (std::ptrdiff_t b = 0; b < B; ++b) {
     for (std::ptrdiff_t t = 0; t < Sq; ++t)
       for (std::ptrdiff_t h = 0; h < Hq; ++h)
@@ -306,14 +315,13 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
   }
   // Lanes: enough items for the threads a machine has, fixed by the shape alone.
   c.lanes = std::clamp<std::ptrdiff_t>(16 / std::max<std::ptrdiff_t>(1, B * Hkv), 1, c.nkt);
-  std::vector<tile_summary> sums(static_cast<std::size_t>(B * (c.nqt + c.nkt)));
-  summarize(pq, o.query_segments, o, false, B, Sq, c.TQ, sums.data());
-  summarize(pk, o.key_segments, o, true, B, Sk, c.TK, sums.data() + B * c.nqt);
-  c.qsum = sums.data();
-  c.ksum = sums.data() + B * c.nqt;
+  tile_summary* const sums = grow(ws.tiles, static_cast<std::size_t>(B * (c.nqt + c.nkt)));
+  summarize(pq, o.query_segments, o, false, B, Sq, c.TQ, sums);
+  summarize(pk, o.key_segments, o, true, B, Sk, c.TK, sums + B * c.nqt);
+  c.qsum = sums;
+  c.ksum = sums + B * c.nqt;
 
   // distance table (the forward's construction)
-  std::vector<float> table;
   if constexpr (any_leaf_distance_bias<E>()) {
     const auto [qlo, qhi] = std::minmax_element(pq.begin(), pq.end());
     const auto [klo, khi] = std::minmax_element(pk.begin(), pk.end());
@@ -330,7 +338,7 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
     if (span < INT64_MAX && span + 1 <= f.max_bias_table / std::max<std::ptrdiff_t>(Hq, 1)) {
       c.use_table = true;
       c.tn = static_cast<std::ptrdiff_t>(span + 1);
-      table.resize(static_cast<std::size_t>(Hq * c.tn));
+      float* const table = grow(ws.bias, static_cast<std::size_t>(Hq * c.tn));
       for (std::ptrdiff_t h = 0; h < Hq; ++h)
         for (std::ptrdiff_t x = 0; x < c.tn; ++x) {
           double sum = 0;
@@ -338,16 +346,28 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
             if constexpr (distance_bias_encoding<std::remove_cvref_t<decltype(leaf)>>)
               sum += static_cast<double>(leaf.bias_at_distance(h, c.trange.lo + x));
           });
-          table[static_cast<std::size_t>(h * c.tn + x)] = static_cast<float>(sum);
+          table[h * c.tn + x] = static_cast<float>(sum);
         }
-      c.table = table.data();
+      c.table = table;
     }
   }
 
-  // per query tile: packed q and dout rows, offsets L_i - query bias, D_i; the sinks' gradient
+  // per query tile: packed q and dout rows (zero-padded), offsets L_i - query bias, D_i; the sinks'
+  // gradient. Then dK, dV (every row written by its item) and the lanes' dQ partials.
   const auto n_rows = static_cast<std::size_t>(B * Hkv * c.nqt * c.rmax);
-  std::vector<float> qp(n_rows * static_cast<std::size_t>(c.Dp), 0.0f),
-      dop(n_rows * static_cast<std::size_t>(c.Dvp), 0.0f), off(n_rows, inf), drow(n_rows, 0.0f);
+  const std::size_t n_qp = n_rows * static_cast<std::size_t>(c.Dp), n_dop = n_rows * static_cast<std::size_t>(c.Dvp);
+  const auto n_dk = static_cast<std::size_t>(B * Sk * Hkv * D), n_dv = static_cast<std::size_t>(B * Sk * Hkv * Dv);
+  float* const qp =
+      grow(ws.backward, n_qp + n_dop + 2 * n_rows + n_dk + n_dv + static_cast<std::size_t>(c.lanes) * n_qp);
+  float* const dop = qp + n_qp;
+  float* const off = dop + n_dop;
+  float* const drow = off + n_rows;
+  float* const dk_buf = drow + n_rows;
+  float* const dv_buf = dk_buf + n_dk;
+  float* const dqp = dv_buf + n_dv;
+  std::fill(qp, qp + n_qp + n_dop, 0.0f);
+  std::fill(off, off + n_rows, inf);
+  std::fill(drow, drow + n_rows, 0.0f);
   for (std::ptrdiff_t b = 0; b < B; ++b)
     for (std::ptrdiff_t g = 0; g < Hkv; ++g)
       for (std::ptrdiff_t t = 0; t < c.nqt; ++t) {
@@ -377,32 +397,35 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
                 std::exp(o.sinks[static_cast<std::size_t>(h)] - static_cast<double>(L)) * dd;
         }
       }
-  c.qp = qp.data();
-  c.dop = dop.data();
-  c.off = off.data();
-  c.drow = drow.data();
-  c.k = kt_buf.data();
+  c.qp = qp;
+  c.dop = dop;
+  c.off = off;
+  c.drow = drow;
+  c.k = kt_buf;
   c.v = v;
-  std::vector<float> dk_buf(kt_buf.size()), dv_buf(static_cast<std::size_t>(B * Sk * Hkv * Dv)),
-      dqp(static_cast<std::size_t>(c.lanes) * n_rows * static_cast<std::size_t>(c.Dp), 0.0f);
-  c.dk = dk_buf.data();
-  c.dv = dv_buf.data();
-  c.dqp = dqp.data();
+  c.dk = dk_buf;
+  c.dv = dv_buf;
+  c.dqp = dqp;
+  const auto n_live = static_cast<std::size_t>(c.lanes * B * Hkv * c.nqt);
+  c.live = grow(ws.backward_live, n_live);
+  std::fill(c.live, c.live + n_live, std::uint8_t{0});
   c.n_params = 0;
   if constexpr (trainable_encoding<E>) c.n_params = grads.encoder.empty() ? 0 : enc.parameter_count();
   const std::ptrdiff_t items = B * Hkv * c.lanes;
-  std::vector<double> pgrad(static_cast<std::size_t>(items * c.n_params), 0.0);
+  double* const pgrad = grow(ws.parameter_grads, static_cast<std::size_t>(items * c.n_params));
+  std::fill(pgrad, pgrad + items * c.n_params, 0.0);
 
   run_parallel(f.executor, items, [&](std::ptrdiff_t n) {
     const std::ptrdiff_t lane = n % c.lanes, g = (n / c.lanes) % Hkv, b = n / (c.lanes * Hkv);
-    backward_item(c, b, g, lane,
-                  std::span<double>(pgrad.data() + n * c.n_params, static_cast<std::size_t>(c.n_params)));
+    scratch_slot slot(ws);
+    backward_item(c, slot.get(), b, g, lane,
+                  std::span<double>(pgrad + n * c.n_params, static_cast<std::size_t>(c.n_params)));
   });
 
   // ---- reductions in a fixed order, hook 2 backward, out ----
   for (std::ptrdiff_t n = 0; n < items; ++n)
     for (std::ptrdiff_t x = 0; x < c.n_params; ++x)
-      grads.encoder[static_cast<std::size_t>(x)] += pgrad[static_cast<std::size_t>(n * c.n_params + x)];
+      grads.encoder[static_cast<std::size_t>(x)] += pgrad[n * c.n_params + x];
   // dq w.r.t. the transformed q, summed over lanes in lane order, into qt_buf's layout
   for (std::ptrdiff_t b = 0; b < B; ++b)
     for (std::ptrdiff_t g = 0; g < Hkv; ++g)
@@ -411,17 +434,17 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
         for (std::ptrdiff_t r = 0; r < G * nq; ++r) {
           const std::ptrdiff_t h = g * G + r / nq, i = i0 + r % nq;
           const std::size_t x = c.tile_index(b, g, t) + static_cast<std::size_t>(r);
-          for (std::ptrdiff_t d = 0; d < D; ++d) {
-            float sum = 0;
-            for (std::ptrdiff_t l = 0; l < c.lanes; ++l)
-              sum += dqp[(static_cast<std::size_t>(l) * n_rows + x) * static_cast<std::size_t>(c.Dp) + d];
-            qv(b, i, h, d) = sum;
+          for (std::ptrdiff_t d = 0; d < D; ++d) qv(b, i, h, d) = 0.0f;
+          for (std::ptrdiff_t l = 0; l < c.lanes; ++l) {
+            if (!c.live[(l * B + b) * Hkv * c.nqt + g * c.nqt + t]) continue;
+            const float* part = dqp + (static_cast<std::size_t>(l) * n_rows + x) * static_cast<std::size_t>(c.Dp);
+            for (std::ptrdiff_t d = 0; d < D; ++d) qv(b, i, h, d) += part[d];
           }
         }
       }
   if constexpr (qk_transform_encoding<E>) {
     if (o.transform_queries) enc.transform_q_backward(qv, pq);
-    if (o.transform_keys) enc.transform_k_backward(tensor_view<float>::bthd(dk_buf.data(), B, Sk, Hkv, D), pk);
+    if (o.transform_keys) enc.transform_k_backward(tensor_view<float>::bthd(dk_buf, B, Sk, Hkv, D), pk);
   }
   for (std::ptrdiff_t b = 0; b < B; ++b) {
     for (std::ptrdiff_t t = 0; t < Sq; ++t)
@@ -429,10 +452,8 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
         for (std::ptrdiff_t d = 0; d < D; ++d) dq(b, t, h, d) = qv(b, t, h, d);
     for (std::ptrdiff_t t = 0; t < Sk; ++t)
       for (std::ptrdiff_t h = 0; h < Hkv; ++h) {
-        for (std::ptrdiff_t d = 0; d < D; ++d)
-          dk(b, t, h, d) = dk_buf[static_cast<std::size_t>(((b * Sk + t) * Hkv + h) * D + d)];
-        for (std::ptrdiff_t d = 0; d < Dv; ++d)
-          dv(b, t, h, d) = dv_buf[static_cast<std::size_t>(((b * Sk + t) * Hkv + h) * Dv + d)];
+        for (std::ptrdiff_t d = 0; d < D; ++d) dk(b, t, h, d) = dk_buf[((b * Sk + t) * Hkv + h) * D + d];
+        for (std::ptrdiff_t d = 0; d < Dv; ++d) dv(b, t, h, d) = dv_buf[((b * Sk + t) * Hkv + h) * Dv + d];
       }
   }
 }
@@ -445,9 +466,9 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
 /// and accumulates the encoder's parameter gradients and the sinks' into `grads` (+=), as
 /// sdpa_backward does. All float, any strides; the gradients must not overlap any input. Same
 /// options as the forward (every mask, soft-cap, sinks, GQA/MQA, scale x the encoder's
-/// multiplier); `fast` gives the executor and the tile sizes (key_tile, query_tile,
-/// max_bias_table); they need not be the forward's (any valid values give gradients within the
-/// bound below; log_sum_exp is ignored here).
+/// multiplier); `fast` gives the executor, the workspace (reused across calls as the forward's)
+/// and the tile sizes (key_tile, query_tile, max_bias_table); they need not be the forward's (any
+/// valid values give gradients within the bound below; log_sum_exp is ignored here).
 /// Accuracy (tests/attention/backward_fast_test.cpp): with A = max |logit| of the call, each
 /// gradient tensor is within 1e-6 (1 + A) x max |sdpa_backward| of sdpa_backward on the same
 /// inputs (fp32 products of length D, Dv, Sq or Sk: docs/training.md). Bit-identical for any thread

@@ -18,6 +18,7 @@
 //   qk_heads   s[r][j] = scale * sum_d q_r[d] * k_j,h(r)[d] (every kv head, token by token, read in
 //              place: float/bf16/fp16; bf16 q rows come through split_q, see "pair order" below)
 //   pv_packed  o[r][c] += sum_j p[r][j] * vt[j][c]         (vt: float, row stride and Dv padded to 64)
+//   pv_strided o[r][c] (+)= sum_j p[r ps + j pe] * vt[j][c] (the backward's products; p in any layout)
 //   pv_heads   o[r][c] += sum_j p[r][j] * v_j,h(r)[c]       (every kv head, v_j read in place: float/bf16/fp16;
 //              bf16 o rows in pair order until merge_o)
 //   exp_sum    x[j] = exp(x[j] - m) for j < n, returns the sum (vectorised exp, see exp_v)
@@ -595,6 +596,50 @@ static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads
   pv_by_head(pv_widen_rows<T>{}, p, ps, Rg, heads, v, vs, vhs, n, Dv, o, os, pf, pf_bytes);
 }
 
+// The backward's products (attention_backward.hpp): pv_packed with p read through a row stride ps
+// and a key stride pe (pe = 1: pv_packed's p; ps = 1: p given transposed, so P^T dO and dS^T Q
+// need no transposed copy), o overwritten instead of accumulated when !accumulate.
+template <int MR>
+static inline void pv_strided_block(const float* p, std::ptrdiff_t ps, std::ptrdiff_t pe, const float* vt,
+                                    std::ptrdiff_t vs, int n, float* o, std::ptrdiff_t os, bool accumulate) {
+  vf acc[MR][nv];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; ++v) acc[r][v] = accumulate ? load(o + r * os + v * L) : zero();
+  for (int j = 0; j < n; ++j) {
+    const float* vr = vt + j * vs;
+    const float* pj = p + j * pe;
+    vf vv[nv];
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; ++v) vv[v] = load(vr + v * L);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const vf pb = set1(pj[r * ps]);
+#pragma GCC unroll 16
+      for (int v = 0; v < nv; ++v) acc[r][v] = fmadd(pb, vv[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; ++v) store(o + r * os + v * L, acc[r][v]);
+}
+
+static inline void pv_strided(const float* p, std::ptrdiff_t ps, std::ptrdiff_t pe, int rows, const float* vt,
+                              std::ptrdiff_t vs, int n, int dvp, float* o, std::ptrdiff_t os, bool accumulate) {
+  for (int c = 0; c < dvp; c += cols) {
+    int r = 0;
+    for (; r + pv_mr <= rows; r += pv_mr)
+      pv_strided_block<pv_mr>(p + r * ps, ps, pe, vt + c, vs, n, o + r * os + c, os, accumulate);
+    if constexpr (pv_mr > 4)
+      if (r + 4 <= rows) pv_strided_block<4>(p + r * ps, ps, pe, vt + c, vs, n, o + r * os + c, os, accumulate), r += 4;
+    if constexpr (pv_mr > 2)
+      if (r + 2 <= rows) pv_strided_block<2>(p + r * ps, ps, pe, vt + c, vs, n, o + r * os + c, os, accumulate), r += 2;
+    for (; r < rows; ++r) pv_strided_block<1>(p + r * ps, ps, pe, vt + c, vs, n, o + r * os + c, os, accumulate);
+  }
+}
+
 #include <posenc/attention/fast/q8_0-inl.hpp>  // the q8_0 K/V kernels, over the traversals above
 
 /// This ISA's kernels as a table of function pointers (one indirect call per tile, never per score).
@@ -602,6 +647,7 @@ static constexpr tile_kernels make_tile_kernels() {
   tile_kernels t;
   t.qk_packed = &qk_packed;
   t.pv_packed = &pv_packed;
+  t.pv_strided = &pv_strided;
   t.qk_heads_f32 = &qk_heads<float>;
   t.qk_heads_bf16 = &qk_heads<bfloat16>;
   t.qk_heads_f16 = &qk_heads<float16>;

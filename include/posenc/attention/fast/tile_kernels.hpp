@@ -16,6 +16,9 @@ struct tile_kernels {
                     std::ptrdiff_t ss) = nullptr;
   void (*pv_packed)(const float* p, std::ptrdiff_t ps, int rows, const float* vt, std::ptrdiff_t vs, int n, int dvp,
                     float* o, std::ptrdiff_t os) = nullptr;
+  // (p, p row stride, p key stride, rows, vt, vt stride, keys, dvp, o, o stride, accumulate: else o is overwritten)
+  void (*pv_strided)(const float* p, std::ptrdiff_t ps, std::ptrdiff_t pe, int rows, const float* vt, std::ptrdiff_t vs,
+                     int n, int dvp, float* o, std::ptrdiff_t os, bool accumulate) = nullptr;
   // (q rows, rows per head, heads, k, token stride, head stride, keys, D, scale, s, s stride, V rows to prefetch:
   // base or null, token stride and head stride in bytes, bytes per row; keys after the last one, one token
   // stride apart, whose rows may be asked for ahead)

@@ -4,7 +4,9 @@
 // tables, tile summaries and decode partials (one such set per sequence of a multi-sequence call).
 // Per work item: one scratch slot (O(tile x head_dim) floats) taken from a free list and given
 // back, so as many slots exist as work items ever ran at once (the thread count), and a call that
-// is not larger than an earlier one allocates nothing. Not for concurrent calls.
+// is not larger than an earlier one allocates nothing. posenc::attention_backward keeps its per-call
+// buffers here too (q / k copies, tile summaries, the distance table, and its own below). Not for
+// concurrent calls.
 #pragma once
 
 #include <cstddef>
@@ -53,6 +55,11 @@ class attention_workspace {
   std::vector<float> qk_q;  // q rows prepared for the in-place bfloat16 key kernel
   std::vector<double> query_bias;
   std::vector<detail::tile_summary> tiles;
+
+  // ---- used by posenc::attention_backward ----
+  std::vector<float> backward;              // packed q / dout rows, offsets, D_i, dK, dV, dQ partials
+  std::vector<std::uint8_t> backward_live;  // which dQ partials a work item wrote
+  std::vector<double> parameter_grads;      // per work item
 
   /// The per-call buffers of sequence s of a multi-sequence call (ragged batch, paged cache):
   /// created on first need and kept, so a call no larger than an earlier one allocates nothing.
