@@ -1,7 +1,10 @@
 // bench/attention_backward_bench.cpp — posenc::attention_backward against its own forward: causal
 // prefill S x S, one head of D = 128, one thread (the target is a backward within 2.5x the forward,
 // FlashAttention-2's ratio: five products per tile against two). Counter: GFLOPs of the useful
-// products (forward 4 S^2 D, backward 10 S^2 D, halved for causal).
+// products (forward 4 S^2 D, backward 10 S^2 D, halved for causal); the third benchmark alternates
+// the two and reports the ratio of their times.
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -89,6 +92,32 @@ void BM_causal_backward_1thread(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()) * flops, benchmark::Counter::kIsRate);
 }
 
+// Forward and backward alternated in one loop, each call timed: the ratio of their totals (and of
+// their fastest calls) is immune to the machine's speed drifting between two separate benchmarks.
+void BM_causal_backward_over_forward_1thread(benchmark::State& state) {
+  problem p(state.range(0));
+  posenc::attention_workspace ws;
+  const posenc::fast_attention_options f{.executor = one_thread().as_parallel_for(), .workspace = &ws};
+  p.forward(f);
+  p.backward(f);
+  using clock = std::chrono::steady_clock;
+  double fwd = 0, bwd = 0, fwd_min = 1e30, bwd_min = 1e30;
+  for (auto _ : state) {
+    const auto t0 = clock::now();
+    p.forward(f);
+    benchmark::DoNotOptimize(p.out.data());
+    const auto t1 = clock::now();
+    p.backward(f);
+    benchmark::DoNotOptimize(p.dq.data());
+    const auto t2 = clock::now();
+    const double a = std::chrono::duration<double>(t1 - t0).count(), b = std::chrono::duration<double>(t2 - t1).count();
+    fwd += a, bwd += b, fwd_min = std::min(fwd_min, a), bwd_min = std::min(bwd_min, b);
+  }
+  state.counters["fwd_ms"] = 1e3 * fwd / static_cast<double>(state.iterations());
+  state.counters["bwd_ms"] = 1e3 * bwd / static_cast<double>(state.iterations());
+  state.counters["ratio"] = bwd / fwd;
+  state.counters["ratio_min"] = bwd_min / fwd_min;
+}
 }  // namespace
 
 // Debug builds (the dev preset's smoke run) use a small shape; release builds 4096.
@@ -100,3 +129,4 @@ constexpr std::int64_t kS = 256;
 
 BENCHMARK(BM_causal_forward_1thread)->Arg(kS)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_causal_backward_1thread)->Arg(kS)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_causal_backward_over_forward_1thread)->Arg(kS)->UseRealTime()->Unit(benchmark::kMillisecond);
