@@ -63,7 +63,10 @@
 #include <posenc/attention/attention.hpp>
 #include <posenc/attention/sdpa_backward.hpp>
 #include <posenc/attention/attention_backward.hpp>
+#include <posenc/attention/paged.hpp>
+#include <posenc/attention/ragged.hpp>
 #include <posenc/attention/kv_cache.hpp>
+#include <posenc/attention/paged_kv_cache.hpp>
 #if __has_include(<Eigen/Core>)  // the attention layer is optional: it needs Eigen (posenc::eigen)
 #include <posenc/attention/eigen_interop.hpp>
 #include <posenc/attention/attention_layer.hpp>
