@@ -154,6 +154,46 @@ TEST_CASE("fast kernels: in-place QK^T and PV on bfloat16 / float16 rows, pair o
       }
 }
 
+TEST_CASE("fast kernels: the strided PV of the backward, every ISA", "[fast][kernels]") {
+  // pv_strided with unit key stride is pv_packed, bit for bit; with p given transposed (row stride 1)
+  // it forms the same products in the same order, so the same bits; !accumulate ignores what o held;
+  // and the sums are those of a double reference within fp32 rounding. 13 rows: register blocks and
+  // every tail; 37 keys; 128 columns (two 64-column blocks).
+  constexpr int R = 13, n = 37, dvp = 128;
+  const auto pr = random_values(static_cast<std::size_t>(R * n), 5),
+             vr = random_values(static_cast<std::size_t>(n * dvp), 6),
+             orr = random_values(static_cast<std::size_t>(R * dvp), 7);
+  std::vector<float> p(pr.begin(), pr.end()), vt(vr.begin(), vr.end()), o0(orr.begin(), orr.end()), pt(p.size());
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < n; ++j) pt[static_cast<std::size_t>(j * R + r)] = p[static_cast<std::size_t>(r * n + j)];
+  std::vector<isa> all{isa::scalar};
+  for (isa i : isas_here()) all.push_back(i);
+  for (isa which : all) {
+    INFO(posenc::kernels::isa_name(which));
+    const auto k = posenc::detail::tile_kernels_for(which);
+    std::vector<float> packed(o0), unit(o0), transposed(o0), fresh(o0.size(), std::numeric_limits<float>::quiet_NaN()),
+        packed0(o0.size(), 0.0f);
+    k.pv_packed(p.data(), n, R, vt.data(), dvp, n, dvp, packed.data(), dvp);
+    k.pv_strided(p.data(), n, 1, R, vt.data(), dvp, n, dvp, unit.data(), dvp, true);
+    k.pv_strided(pt.data(), 1, R, R, vt.data(), dvp, n, dvp, transposed.data(), dvp, true);
+    k.pv_strided(p.data(), n, 1, R, vt.data(), dvp, n, dvp, fresh.data(), dvp, false);
+    k.pv_packed(p.data(), n, R, vt.data(), dvp, n, dvp, packed0.data(), dvp);
+    CHECK(std::memcmp(unit.data(), packed.data(), unit.size() * sizeof(float)) == 0);
+    CHECK(std::memcmp(transposed.data(), packed.data(), unit.size() * sizeof(float)) == 0);
+    CHECK(std::memcmp(fresh.data(), packed0.data(), fresh.size() * sizeof(float)) == 0);
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < dvp; ++c) {
+        double x = o0[static_cast<std::size_t>(r * dvp + c)], a = std::fabs(x);
+        for (int j = 0; j < n; ++j) {
+          const double t = static_cast<double>(p[static_cast<std::size_t>(r * n + j)]) *
+                           static_cast<double>(vt[static_cast<std::size_t>(j * dvp + c)]);
+          x += t, a += std::fabs(t);
+        }
+        CHECK(std::fabs(static_cast<double>(unit[static_cast<std::size_t>(r * dvp + c)]) - x) <= a * 1e-6);
+      }
+  }
+}
+
 TEST_CASE("fast kernels: the vectorised exp is within 4e-7 (relative) on every ISA", "[fast][kernels]") {
   std::vector<float> x;
   for (int i = 0; i <= 200000; ++i) x.push_back(-87.0f + 175.0f * static_cast<float>(i) / 200000.0f);

@@ -279,22 +279,28 @@ static inline void qk_packed(const float* const* q, int rows, const float* kt, s
   }
 }
 
+// o[r][c] (+)= sum_j p[r ps + j pe] vt[j][c]: p through a row stride ps and a key stride pe (pe = 1:
+// pv_packed; ps = 1: p given transposed, so the backward's P^T dO and dS^T Q need no transposed
+// copy), o overwritten instead of accumulated when !accumulate. Forced inline, so pv_packed's
+// constant pe and accumulate compile to the plain kernel.
 template <int MR>
-static inline void pv_packed_block(const float* p, std::ptrdiff_t ps, const float* vt, std::ptrdiff_t vs, int n,
-                                   float* o, std::ptrdiff_t os) {
+static POSENC_FORCE_INLINE void pv_strided_block(const float* p, std::ptrdiff_t ps, std::ptrdiff_t pe, const float* vt,
+                                                 std::ptrdiff_t vs, int n, float* o, std::ptrdiff_t os,
+                                                 bool accumulate) {
   vf acc[MR][nv];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) acc[r][v] = load(o + r * os + v * L);
+    for (int v = 0; v < nv; ++v) acc[r][v] = accumulate ? load(o + r * os + v * L) : zero();
   for (int j = 0; j < n; ++j) {
     const float* vr = vt + j * vs;
+    const float* pj = p + j * pe;
     vf vv[nv];
 #pragma GCC unroll 16
     for (int v = 0; v < nv; ++v) vv[v] = load(vr + v * L);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
-      const vf pb = set1(p[r * ps + j]);
+      const vf pb = set1(pj[r * ps]);
 #pragma GCC unroll 16
       for (int v = 0; v < nv; ++v) acc[r][v] = fmadd(pb, vv[v], acc[r][v]);
     }
@@ -305,18 +311,25 @@ static inline void pv_packed_block(const float* p, std::ptrdiff_t ps, const floa
     for (int v = 0; v < nv; ++v) store(o + r * os + v * L, acc[r][v]);
 }
 
+static POSENC_FORCE_INLINE void pv_strided(const float* p, std::ptrdiff_t ps, std::ptrdiff_t pe, int rows,
+                                           const float* vt, std::ptrdiff_t vs, int n, int dvp, float* o,
+                                           std::ptrdiff_t os, bool accumulate) {
+  for (int c = 0; c < dvp; c += cols) {
+    int r = 0;
+    for (; r + pv_mr <= rows; r += pv_mr)
+      pv_strided_block<pv_mr>(p + r * ps, ps, pe, vt + c, vs, n, o + r * os + c, os, accumulate);
+    if constexpr (pv_mr > 4)
+      if (r + 4 <= rows) pv_strided_block<4>(p + r * ps, ps, pe, vt + c, vs, n, o + r * os + c, os, accumulate), r += 4;
+    if constexpr (pv_mr > 2)
+      if (r + 2 <= rows) pv_strided_block<2>(p + r * ps, ps, pe, vt + c, vs, n, o + r * os + c, os, accumulate), r += 2;
+    for (; r < rows; ++r) pv_strided_block<1>(p + r * ps, ps, pe, vt + c, vs, n, o + r * os + c, os, accumulate);
+  }
+}
+
 // o rows are contiguous with stride os, p rows with stride ps; dvp (padded Dv) % 64 == 0.
 static inline void pv_packed(const float* p, std::ptrdiff_t ps, int rows, const float* vt, std::ptrdiff_t vs, int n,
                              int dvp, float* o, std::ptrdiff_t os) {
-  for (int c = 0; c < dvp; c += cols) {
-    int r = 0;
-    for (; r + pv_mr <= rows; r += pv_mr) pv_packed_block<pv_mr>(p + r * ps, ps, vt + c, vs, n, o + r * os + c, os);
-    if constexpr (pv_mr > 4)
-      if (r + 4 <= rows) pv_packed_block<4>(p + r * ps, ps, vt + c, vs, n, o + r * os + c, os), r += 4;
-    if constexpr (pv_mr > 2)
-      if (r + 2 <= rows) pv_packed_block<2>(p + r * ps, ps, vt + c, vs, n, o + r * os + c, os), r += 2;
-    for (; r < rows; ++r) pv_packed_block<1>(p + r * ps, ps, vt + c, vs, n, o + r * os + c, os);
-  }
+  pv_strided(p, ps, 1, rows, vt, vs, n, dvp, o, os, true);
 }
 
 // Prefill packing of one key tile (rows j < nk at k + j ks, contiguous in d): kt[d ldk + j] = k_j[d]
@@ -594,50 +607,6 @@ static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads
                             std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os, const void* pf,
                             std::ptrdiff_t pf_bytes) {
   pv_by_head(pv_widen_rows<T>{}, p, ps, Rg, heads, v, vs, vhs, n, Dv, o, os, pf, pf_bytes);
-}
-
-// The backward's products (attention_backward.hpp): pv_packed with p read through a row stride ps
-// and a key stride pe (pe = 1: pv_packed's p; ps = 1: p given transposed, so P^T dO and dS^T Q
-// need no transposed copy), o overwritten instead of accumulated when !accumulate.
-template <int MR>
-static inline void pv_strided_block(const float* p, std::ptrdiff_t ps, std::ptrdiff_t pe, const float* vt,
-                                    std::ptrdiff_t vs, int n, float* o, std::ptrdiff_t os, bool accumulate) {
-  vf acc[MR][nv];
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) acc[r][v] = accumulate ? load(o + r * os + v * L) : zero();
-  for (int j = 0; j < n; ++j) {
-    const float* vr = vt + j * vs;
-    const float* pj = p + j * pe;
-    vf vv[nv];
-#pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) vv[v] = load(vr + v * L);
-#pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) {
-      const vf pb = set1(pj[r * ps]);
-#pragma GCC unroll 16
-      for (int v = 0; v < nv; ++v) acc[r][v] = fmadd(pb, vv[v], acc[r][v]);
-    }
-  }
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) store(o + r * os + v * L, acc[r][v]);
-}
-
-static inline void pv_strided(const float* p, std::ptrdiff_t ps, std::ptrdiff_t pe, int rows, const float* vt,
-                              std::ptrdiff_t vs, int n, int dvp, float* o, std::ptrdiff_t os, bool accumulate) {
-  for (int c = 0; c < dvp; c += cols) {
-    int r = 0;
-    for (; r + pv_mr <= rows; r += pv_mr)
-      pv_strided_block<pv_mr>(p + r * ps, ps, pe, vt + c, vs, n, o + r * os + c, os, accumulate);
-    if constexpr (pv_mr > 4)
-      if (r + 4 <= rows) pv_strided_block<4>(p + r * ps, ps, pe, vt + c, vs, n, o + r * os + c, os, accumulate), r += 4;
-    if constexpr (pv_mr > 2)
-      if (r + 2 <= rows) pv_strided_block<2>(p + r * ps, ps, pe, vt + c, vs, n, o + r * os + c, os, accumulate), r += 2;
-    for (; r < rows; ++r) pv_strided_block<1>(p + r * ps, ps, pe, vt + c, vs, n, o + r * os + c, os, accumulate);
-  }
 }
 
 #include <posenc/attention/fast/q8_0-inl.hpp>  // the q8_0 K/V kernels, over the traversals above
