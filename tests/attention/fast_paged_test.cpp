@@ -23,6 +23,7 @@
 #include <posenc/kernels/q8_0.hpp>
 
 #include "attention_support.hpp"
+#include "support/check.hpp"
 
 namespace {
 
@@ -44,18 +45,6 @@ posenc::fast_attention_options on_threads(int n) {
   static posenc::thread_pool one(1), two(2);
   posenc::thread_pool& pool = n == 1 ? one : two;
   return {.executor = [&pool](std::ptrdiff_t c, posenc::task_ref t) { pool.run(c, t); }};
-}
-
-template <class Err, class F>
-void refused(F&& f, const std::string& param) {
-  try {
-    f();
-  } catch (const Err& e) {
-    INFO(e.what());
-    CHECK(e.parameter() == param);
-    return;
-  }
-  FAIL("expected an error naming " << param);
 }
 
 // A paged cache of B sequences with the given lengths: blocks in a random order of the pool, token j
@@ -275,26 +264,26 @@ TEST_CASE("paged: bad tables and lengths are refused", "[attention][fast][paged]
   t[1] = static_cast<std::int32_t>(pc.nblocks);  // sequence 0's second block: out of the pool
   posenc::paged_kv<float> bad = pc.view();
   bad.block_table = t;
-  refused<posenc::config_error>([&] { run(bad); }, "paged.block_table");
+  posenc_test::refused<posenc::config_error>([&] { run(bad); }, "paged.block_table");
   t[1] = -1;
-  refused<posenc::config_error>([&] { run(bad); }, "paged.block_table");
+  posenc_test::refused<posenc::config_error>([&] { run(bad); }, "paged.block_table");
   t = pc.table;
   t[static_cast<std::size_t>(pc.per_seq) - 1] = 1 << 30;  // beyond sequence 0's length: never read
   CHECK_NOTHROW(run(bad));
   const std::vector<std::int32_t> too_long{static_cast<std::int32_t>(pc.per_seq * 16 + 1), 10};
   bad = pc.view();
   bad.lengths = too_long;  // more tokens than its blocks hold
-  refused<posenc::shape_error>([&] { run(bad); }, "paged.lengths");
+  posenc_test::refused<posenc::shape_error>([&] { run(bad); }, "paged.lengths");
   bad = pc.view();
   bad.block_table = std::span<const std::int32_t>(pc.table).first(3);
-  refused<posenc::shape_error>([&] { run(bad); }, "paged.block_table");
+  posenc_test::refused<posenc::shape_error>([&] { run(bad); }, "paged.block_table");
   bad = pc.view();
   bad.lengths = std::span<const std::int32_t>(pc.lengths).first(1);
-  refused<posenc::shape_error>([&] { run(bad); }, "paged.lengths");
+  posenc_test::refused<posenc::shape_error>([&] { run(bad); }, "paged.lengths");
   const std::vector<std::int64_t> kl{1, 1};
   posenc::attention_options o;
   o.key_lengths = kl;
-  refused<posenc::config_error>([&] { run(pc.view(), o); }, "attention.key_lengths");
+  posenc_test::refused<posenc::config_error>([&] { run(pc.view(), o); }, "attention.key_lengths");
 }
 
 namespace {
@@ -377,10 +366,10 @@ TEST_CASE("ragged: bad offsets are refused", "[attention][fast][ragged]") {
                       posenc::no_position{});
   };
   CHECK_NOTHROW(run({0, 4, 10}, {0, 2, 12}));
-  refused<posenc::shape_error>([&] { run({0, 4, 9}, {0, 2, 12}); }, "ragged.cu_seqlens_q");
-  refused<posenc::shape_error>([&] { run({1, 4, 10}, {0, 2, 12}); }, "ragged.cu_seqlens_q");
-  refused<posenc::shape_error>([&] { run({0, 5, 4, 10}, {0, 2, 3, 12}); }, "ragged.cu_seqlens_q");
-  refused<posenc::shape_error>([&] { run({0, 4, 10}, {0, 13, 12}); }, "ragged.cu_seqlens_k");
-  refused<posenc::shape_error>([&] { run({0, 4, 10}, {0, 12}); }, "ragged.cu_seqlens_k");
-  refused<posenc::shape_error>([&] { run({}, {}); }, "ragged.cu_seqlens_q");
+  posenc_test::refused<posenc::shape_error>([&] { run({0, 4, 9}, {0, 2, 12}); }, "ragged.cu_seqlens_q");
+  posenc_test::refused<posenc::shape_error>([&] { run({1, 4, 10}, {0, 2, 12}); }, "ragged.cu_seqlens_q");
+  posenc_test::refused<posenc::shape_error>([&] { run({0, 5, 4, 10}, {0, 2, 3, 12}); }, "ragged.cu_seqlens_q");
+  posenc_test::refused<posenc::shape_error>([&] { run({0, 4, 10}, {0, 13, 12}); }, "ragged.cu_seqlens_k");
+  posenc_test::refused<posenc::shape_error>([&] { run({0, 4, 10}, {0, 12}); }, "ragged.cu_seqlens_k");
+  posenc_test::refused<posenc::shape_error>([&] { run({}, {}); }, "ragged.cu_seqlens_q");
 }

@@ -18,12 +18,15 @@
 #include <posenc/rope/xpos.hpp>
 
 #include "attention_support.hpp"
+#include "support/check.hpp"
 
 using posenc::kv_cache_type;
 using posenc::paged_kv_cache;
 using posenc::tensor_view;
 
-namespace {
+// Everything in a named namespace (the test area builds as unity batches: no clash with other files'
+// helpers or constants); each test case opens it.
+namespace paged_kv_cache_test {
 
 constexpr std::ptrdiff_t H = 2, Hq = 4, D = 64;
 
@@ -75,26 +78,16 @@ bool same_bits(const std::vector<float>& a, const float* b) {
   return std::memcmp(a.data(), b, a.size() * sizeof(float)) == 0;
 }
 
-template <class Err, class F>
-void refused(F&& f, const std::string& param) {
-  try {
-    f();
-  } catch (const Err& e) {
-    INFO(e.what());
-    CHECK(e.parameter() == param);
-    return;
-  }
-  FAIL("expected an error naming " << param);
-}
-
-}  // namespace
+}  // namespace paged_kv_cache_test
 
 TEST_CASE("paged_kv_cache: blocks never move; attend is bit-identical to kv_cache", "[attention][kv_cache][paged]") {
+  using namespace paged_kv_cache_test;
   const auto enc = posenc::rope({.head_dim = static_cast<int>(D)});
   const posenc::attention_options o{.causal = true};
-  for (const auto& [kt, vt] :
+  for (const auto& types :
        {std::pair{kv_cache_type::native, kv_cache_type::native}, std::pair{kv_cache_type::q8_0, kv_cache_type::q8_0},
         std::pair{kv_cache_type::q8_0, kv_cache_type::native}}) {
+    const kv_cache_type kt = types.first, vt = types.second;
     for (const std::ptrdiff_t bs : {16, 6}) {
       DYNAMIC_SECTION("block size " << bs << ", q8_0 keys " << (kt == kv_cache_type::q8_0) << ", q8_0 values "
                                     << (vt == kv_cache_type::q8_0)) {
@@ -149,6 +142,7 @@ TEST_CASE("paged_kv_cache: blocks never move; attend is bit-identical to kv_cach
 }
 
 TEST_CASE("paged_kv_cache: a window shift frees whole blocks and matches kv_cache's", "[attention][kv_cache][paged]") {
+  using namespace paged_kv_cache_test;
   const auto enc = posenc::rope({.head_dim = static_cast<int>(D)});
   const posenc::attention_options o{.causal = true};
   for (const kv_cache_type kt : {kv_cache_type::native, kv_cache_type::q8_0}) {
@@ -178,6 +172,7 @@ TEST_CASE("paged_kv_cache: a window shift frees whole blocks and matches kv_cach
 }
 
 TEST_CASE("paged_kv_cache: sequences give their blocks back; ids are reused", "[attention][kv_cache][paged]") {
+  using namespace paged_kv_cache_test;
   const auto enc = posenc::rope({.head_dim = static_cast<int>(D)});
   paged_kv_cache paged({.kv_heads = H, .head_dim = D, .block_size = 8, .num_blocks = 10});
   const std::ptrdiff_t a = paged.add_sequence(), b = paged.add_sequence();
@@ -186,27 +181,29 @@ TEST_CASE("paged_kv_cache: sequences give their blocks back; ids are reused", "[
   paged.append(enc, b, x.kv(x.k, 0, 33), x.kv(x.v, 0, 33));  // 5 blocks: the pool is full
   CHECK(paged.free_blocks() == 0);
   // too few blocks: refused, nothing changed
-  refused<posenc::config_error>([&] { paged.append(enc, b, x.kv(x.k, 0, 8), x.kv(x.v, 0, 8)); },
-                                "paged_kv_cache.num_blocks");
+  posenc_test::refused<posenc::config_error>([&] { paged.append(enc, b, x.kv(x.k, 0, 8), x.kv(x.v, 0, 8)); },
+                                             "paged_kv_cache.num_blocks");
   CHECK(paged.length(b) == 33);
   paged.append(enc, b, x.kv(x.k, 33, 7), x.kv(x.v, 33, 7));  // fits in b's last block
   CHECK(paged.length(b) == 40);
   paged.free_sequence(a);
   CHECK(paged.free_blocks() == 5);
-  refused<posenc::config_error>([&] { static_cast<void>(paged.length(a)); }, "paged_kv_cache.sequence");
+  posenc_test::refused<posenc::config_error>([&] { static_cast<void>(paged.length(a)); }, "paged_kv_cache.sequence");
   CHECK(paged.add_sequence() == a);
   CHECK(paged.length(a) == 0);
 }
 
 TEST_CASE("paged_kv_cache: invalid configurations and calls are refused by name", "[attention][kv_cache][paged]") {
+  using namespace paged_kv_cache_test;
   using posenc::config_error;
-  refused<config_error>([] { paged_kv_cache({.kv_heads = 0, .head_dim = 64, .num_blocks = 4}); },
-                        "paged_kv_cache.kv_heads");
-  refused<config_error>([] { paged_kv_cache({.kv_heads = 2, .head_dim = 64, .block_size = 0, .num_blocks = 4}); },
-                        "paged_kv_cache.block_size");
-  refused<config_error>([] { paged_kv_cache({.kv_heads = 2, .head_dim = 64, .num_blocks = 0}); },
-                        "paged_kv_cache.num_blocks");
-  refused<config_error>(
+  posenc_test::refused<config_error>([] { paged_kv_cache({.kv_heads = 0, .head_dim = 64, .num_blocks = 4}); },
+                                     "paged_kv_cache.kv_heads");
+  posenc_test::refused<config_error>(
+      [] { paged_kv_cache({.kv_heads = 2, .head_dim = 64, .block_size = 0, .num_blocks = 4}); },
+      "paged_kv_cache.block_size");
+  posenc_test::refused<config_error>([] { paged_kv_cache({.kv_heads = 2, .head_dim = 64, .num_blocks = 0}); },
+                                     "paged_kv_cache.num_blocks");
+  posenc_test::refused<config_error>(
       [] { paged_kv_cache({.kv_heads = 2, .head_dim = 48, .num_blocks = 4, .key_type = kv_cache_type::q8_0}); },
       "paged_kv_cache.head_dim");
 
@@ -215,26 +212,27 @@ TEST_CASE("paged_kv_cache: invalid configurations and calls are refused by name"
   const std::ptrdiff_t s = paged.add_sequence();
   const tokens x(24, 90);
   paged.append(enc, s, x.kv(x.k, 0, 24), x.kv(x.v, 0, 24));
-  refused<config_error>([&] { paged.shift_window(enc, s, 4, 8); }, "paged_kv_cache.sink_tokens");
-  refused<config_error>([&] { paged.shift_window(enc, s, 8, 5); }, "paged_kv_cache.evict");
-  refused<config_error>([&] { paged.shift_window(enc, s, 8, 24); }, "paged_kv_cache.evict");
-  refused<config_error>([&] { paged.shift_window(enc, 7, 0, 8); }, "paged_kv_cache.sequence");
+  posenc_test::refused<config_error>([&] { paged.shift_window(enc, s, 4, 8); }, "paged_kv_cache.sink_tokens");
+  posenc_test::refused<config_error>([&] { paged.shift_window(enc, s, 8, 5); }, "paged_kv_cache.evict");
+  posenc_test::refused<config_error>([&] { paged.shift_window(enc, s, 8, 24); }, "paged_kv_cache.evict");
+  posenc_test::refused<config_error>([&] { paged.shift_window(enc, 7, 0, 8); }, "paged_kv_cache.sequence");
   // xPos keys cannot be moved; a length-dependent schedule would go stale
   const auto xpos = posenc::xpos({.head_dim = static_cast<int>(D)});
-  refused<config_error>([&] { paged.shift_window(xpos, s, 0, 8); }, "paged_kv_cache.shift_window");
+  posenc_test::refused<config_error>([&] { paged.shift_window(xpos, s, 0, 8); }, "paged_kv_cache.shift_window");
   const auto dynamic = posenc::rope({.head_dim = static_cast<int>(D),
                                      .scaling = posenc::dynamic_ntk_scaling{.factor = 2, .original_max_position = 6}});
-  refused<config_error>([&] { paged.append(dynamic, s, x.kv(x.k, 0, 1), x.kv(x.v, 0, 1)); }, "paged_kv_cache.encoder");
+  posenc_test::refused<config_error>([&] { paged.append(dynamic, s, x.kv(x.k, 0, 1), x.kv(x.v, 0, 1)); },
+                                     "paged_kv_cache.encoder");
   // queries: more than the sequence holds, or a batch that is not the sequence count
   std::vector<float> q(static_cast<std::size_t>(30 * Hq * D)), out(q.size());
   const std::ptrdiff_t seqs[] = {s};
-  refused<posenc::shape_error>(
+  posenc_test::refused<posenc::shape_error>(
       [&] {
         paged.attend(enc, seqs, tensor_view<const float>::bthd(q.data(), 1, 30, Hq, D),
                      tensor_view<float>::bthd(out.data(), 1, 30, Hq, D));
       },
       "q.tokens");
-  refused<posenc::shape_error>(
+  posenc_test::refused<posenc::shape_error>(
       [&] {
         paged.attend(enc, seqs, tensor_view<const float>::bthd(q.data(), 2, 1, Hq, D),
                      tensor_view<float>::bthd(out.data(), 2, 1, Hq, D));

@@ -72,4 +72,17 @@ std::string error_of(F&& f, const std::string& param) {
   return {};
 }
 
+/// CHECKs that f() throws Err (config_error, shape_error) naming `param` (Err::parameter()).
+template <class Err, class F>
+void refused(F&& f, const std::string& param) {
+  try {
+    f();
+  } catch (const Err& e) {
+    INFO(e.what());
+    CHECK(e.parameter() == param);
+    return;
+  }
+  FAIL("expected an error naming " << param);
+}
+
 }  // namespace posenc_test
