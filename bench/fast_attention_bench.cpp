@@ -418,8 +418,9 @@ void BM_decode_bf16_dot_head_major(benchmark::State& s) {
 }
 
 /// BM_decode_fp32's (T = float) or BM_decode_bf16_dot's problem on a paged cache: blocks of range(2)
-/// tokens in a shuffled order of the pool, read in place (a 64-key tile spanning blocks of 16 block
-/// by block).
+/// tokens in a shuffled order of the pool (range(3) = 1; 0: in pool order, which separates the cost of
+/// jumping between blocks from that of going block by block), read in place (a 64-key tile spanning
+/// blocks of 16 block by block).
 template <class T>
 void decode_paged(benchmark::State& state) {
   const auto L = static_cast<std::ptrdiff_t>(state.range(0));
@@ -432,7 +433,7 @@ void decode_paged(benchmark::State& state) {
   std::vector<std::int32_t> table(static_cast<std::size_t>(nb));
   std::iota(table.begin(), table.end(), 0);
   std::uint32_t x = 12345;
-  for (std::size_t i = table.size(); i > 1; --i) {
+  for (std::size_t i = state.range(3) != 0 ? table.size() : 0; i > 1; --i) {
     x = x * 1664525u + 1013904223u;
     std::swap(table[i - 1], table[x % i]);
   }
@@ -582,7 +583,8 @@ BENCHMARK(BM_decode_bf16_dot_head_major)->Apply(decode_shapes);
 // paged decode (blocks of 16 and 256) beside BM_decode_fp32's and BM_decode_bf16_dot's kCached rows; a ragged serving
 // step against the same sequences one call each (scripts/attention-ratios: paged / contiguous, ragged / per-sequence)
 void paged_shapes(benchmark::internal::Benchmark* b) {
-  b->Args({kCached, 1, 16})->Args({kCached, 1, 256})->Args({kCached, 2, 16})->Args({kCached, 2, 256});
+  b->Args({kCached, 1, 16, 1})->Args({kCached, 1, 256, 1})->Args({kCached, 2, 16, 1})->Args({kCached, 2, 256, 1});
+  b->Args({kCached, 1, 16, 0});
   b->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 BENCHMARK(BM_decode_fp32_paged)->Apply(paged_shapes);
