@@ -15,6 +15,7 @@
 #include <benchmark/benchmark.h>
 
 #include <posenc/attention/attention.hpp>
+#include <posenc/attention/fast/prefetch.hpp>
 #include <posenc/attention/paged.hpp>
 #include <posenc/attention/ragged.hpp>
 #include <posenc/attention/sdpa.hpp>
@@ -198,13 +199,16 @@ void BM_anchor_read_bw(benchmark::State& state) {
 
 /// A model of the fp32 decode kernel's memory order with no arithmetic: the same K/V reads and software
 /// prefetches (tile-inl.hpp: qk_by_token, pv_by_head) over a token-major [token][8 heads][128] cache in
-/// 64-token tiles, each vector added to a sum instead of multiplied. Not an anchor of any target: its
-/// rate against the read loop is what the order alone costs; the kernel's against it, the arithmetic.
+/// 64-token tiles, each vector added to a sum instead of multiplied, with the kernels' prefetch hint
+/// (Locality 3, into L1 and L2, where fast/prefetch.hpp picks it, else 2). Not an anchor of any target:
+/// its rate against the read loop is what the order alone costs; the kernel's against it, the arithmetic.
+template <int Locality>
 __attribute__((target("avx512f"), noinline)) float decode_order_model(const float* K, const float* V,
                                                                       std::ptrdiff_t L) {
   constexpr std::ptrdiff_t H = 8, D = 128, T = 64, ks = H * D, ahead = 16;
-  auto pf = [](const float* a, std::ptrdiff_t bytes) {  // as prefetch_l2: every line of the range into L2
-    for (std::ptrdiff_t x = 0; x < bytes; x += 64) _mm_prefetch(reinterpret_cast<const char*>(a) + x, _MM_HINT_T1);
+  auto pf = [](const float* a, std::ptrdiff_t bytes) {  // as prefetch_l2: every line of the range
+    for (std::ptrdiff_t x = 0; x < bytes; x += 64)
+      __builtin_prefetch(reinterpret_cast<const char*>(a) + x, 0, Locality);
   };
   __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
   for (std::ptrdiff_t j0 = 0; j0 < L; j0 += T) {
@@ -241,7 +245,10 @@ void BM_model_decode_order(benchmark::State& state) {
     return;
   }
   const auto k = filled<float>(static_cast<std::size_t>(L * 8 * 128), 1, 2), v = filled<float>(k.size(), 1, 3);
-  for (auto _ : state) benchmark::DoNotOptimize(decode_order_model(k.data(), v.data(), L));
+  const bool l1 = posenc::detail::decode_prefetch_l1();
+  for (auto _ : state)
+    benchmark::DoNotOptimize(l1 ? decode_order_model<3>(k.data(), v.data(), L)
+                                : decode_order_model<2>(k.data(), v.data(), L));
   state.counters["bytes/s"] =
       benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(k.size() * sizeof(float)),
                          benchmark::Counter::kIsRate);

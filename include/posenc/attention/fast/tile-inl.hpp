@@ -88,12 +88,17 @@ static inline vf tanh_v(vf x) {
   return pick_gt(ax, lim, big, small);
 }
 
-// Asks for the cache lines of `bytes` bytes at address a into L2 (a prefetch never faults, so a
-// may lie past the end of the data; it is an integer for that reason).
+// Asks for the cache lines of `bytes` bytes at address a into L2, or into L1 and L2 where the CPU
+// decodes faster so (fast/prefetch.hpp). A prefetch never faults, so a may lie past the end of the
+// data; it is an integer for that reason.
 static inline void prefetch_l2(std::uintptr_t a, std::ptrdiff_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
-  for (std::ptrdiff_t x = 0; x < bytes; x += 64)
-    __builtin_prefetch(reinterpret_cast<const void*>(a + static_cast<std::uintptr_t>(x)), 0, 2);
+  if (decode_prefetch_l1())
+    for (std::ptrdiff_t x = 0; x < bytes; x += 64)
+      __builtin_prefetch(reinterpret_cast<const void*>(a + static_cast<std::uintptr_t>(x)), 0, 3);
+  else
+    for (std::ptrdiff_t x = 0; x < bytes; x += 64)
+      __builtin_prefetch(reinterpret_cast<const void*>(a + static_cast<std::uintptr_t>(x)), 0, 2);
 #else
   static_cast<void>(a), static_cast<void>(bytes);
 #endif
@@ -463,7 +468,7 @@ struct qk_widen {
 // tokens at a time, head by head (each q vector loaded once for four keys: in cache 1.3x faster than
 // token by token); those four tokens' rows are read out of order, which the hardware prefetcher does
 // not follow (1.1x slower than token by token from DRAM), so the K rows k_ahead tokens ahead are asked
-// for into L2, spread evenly over the heads (4 to 16 tokens measured alike, prefetcht0 1.7x slower).
+// for into L2, spread evenly over the heads (4 to 16 tokens measured alike; the hint: fast/prefetch.hpp).
 // Kernels without it (the vdpbf16ps one) go token by token: token j's rows of every head are one
 // contiguous run, which the hardware prefetcher follows. Row r of head gi is q row gi Rg + r; its score
 // for key j goes to s[(gi Rg + r) ss + j]. The V row of (token j, head gi) is asked for into L2 beside

@@ -5,6 +5,7 @@
 // double-pumped: the same FLOP/cycle peak as AVX2, with half the instructions and twice the registers.
 #pragma once
 
+#include <posenc/attention/fast/prefetch.hpp>
 #include <posenc/attention/fast/tile_kernels.hpp>
 #include <posenc/core/half.hpp>
 #include <posenc/kernels/ops/avx512.hpp>

@@ -4,6 +4,7 @@
 // namespace detail::neon, into which the one algorithm, fast/tile-inl.hpp, is included.
 #pragma once
 
+#include <posenc/attention/fast/prefetch.hpp>
 #include <posenc/attention/fast/tile_kernels.hpp>
 #include <posenc/core/half.hpp>
 #include <posenc/kernels/ops/neon.hpp>

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <posenc/attention/fast/prefetch.hpp>
 #include <posenc/attention/fast/tile_kernels.hpp>
 #include <posenc/core/half.hpp>
 #include <posenc/kernels/isa.hpp>

@@ -1,0 +1,41 @@
+// posenc/attention/fast/prefetch.hpp — which cache levels the decode kernels' software prefetches
+// fill, chosen once per process from the CPU. A tuning choice: no result depends on it.
+//
+// The in-place decode kernels (fast/tile-inl.hpp: qk_by_token, pv_direct_block; fast/q8_0-inl.hpp)
+// ask for K/V rows ahead of their use. Measured from DRAM in A/B runs on 2-vCPU machines
+// (docs/performance.md, "What limits decode"): on AMD Zen 5 (family 1Ah) prefetcht0, into L1 and L2,
+// is faster than prefetcht1 on most rows (fp32 head-major 1.25x, f16 1.08x, fp32 token-major 1.05x;
+// bf16 dot products token-major 0.95x); on Zen 4 prefetcht0 was 1.7x slower. Other CPUs keep
+// prefetcht1, the hint they were measured with. The same choice for every ISA's kernel table.
+#pragma once
+
+#include <posenc/core/platform.hpp>
+
+#if POSENC_HAS_X86_KERNELS
+#include <cpuid.h>
+#endif
+
+namespace posenc::inline v0::detail {
+
+/// True on the CPUs whose decode runs faster with prefetches into L1 too: AMD, family 1Ah or later.
+[[nodiscard]] inline bool cpu_prefers_l1_prefetch() noexcept {
+#if POSENC_HAS_X86_KERNELS
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(0, &a, &b, &c, &d) == 0) return false;
+  const bool amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;  // "AuthenticAMD"
+  if (!amd || __get_cpuid(1, &a, &b, &c, &d) == 0) return false;
+  unsigned family = (a >> 8) & 0xfu;
+  if (family == 0xfu) family += (a >> 20) & 0xffu;  // extended family
+  return family >= 0x1au;
+#else
+  return false;
+#endif
+}
+
+/// cpu_prefers_l1_prefetch(), read once.
+[[nodiscard]] inline bool decode_prefetch_l1() noexcept {
+  static const bool l1 = cpu_prefers_l1_prefetch();
+  return l1;
+}
+
+}  // namespace posenc::inline v0::detail
