@@ -4,7 +4,9 @@
 // split_q, load_eo, merge_o), and whole attention calls (packed prefill path, in-place decode path,
 // float / bfloat16 / float16 K/V) within the documented attention bound.
 #include <cmath>
+#include <fstream>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -12,6 +14,7 @@
 
 #include <posenc/attention/attention.hpp>
 #include <posenc/attention/fast/kernels.hpp>
+#include <posenc/attention/fast/prefetch.hpp>
 #include <posenc/encoders/alibi.hpp>
 #include <posenc/encoders/combined.hpp>
 #include <posenc/kernels/isa.hpp>
@@ -240,4 +243,26 @@ TEST_CASE("fast kernels: every ISA's attention agrees with the scalar kernels", 
                                          false);
     }
   }
+}
+
+// The decode kernels' prefetch hint (fast/prefetch.hpp) against the vendor and family Linux reports
+// (its "cpu family" is the base plus the extended family, as the hint computes it).
+TEST_CASE("decode prefetches fill L1 on AMD family 1Ah and later only", "[attention][kernels]") {
+#if POSENC_HAS_X86_KERNELS
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, vendor;
+  int family = -1;
+  while (std::getline(in, line) && (vendor.empty() || family < 0)) {
+    if (line.rfind("vendor_id", 0) == 0) vendor = line.substr(line.find(':') + 2);
+    if (line.rfind("cpu family", 0) == 0) family = std::stoi(line.substr(line.find(':') + 1));
+  }
+  if (family < 0) {
+    WARN("no /proc/cpuinfo here: the hint is not checked against it");
+    return;
+  }
+  CHECK(posenc::detail::cpu_prefers_l1_prefetch() == (vendor == "AuthenticAMD" && family >= 0x1a));
+#else
+  CHECK_FALSE(posenc::detail::cpu_prefers_l1_prefetch());
+#endif
+  CHECK(posenc::detail::decode_prefetch_l1() == posenc::detail::cpu_prefers_l1_prefetch());
 }
