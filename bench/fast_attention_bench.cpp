@@ -35,6 +35,15 @@
 #include <immintrin.h>
 #endif
 
+// Debug builds (the dev preset's smoke run) use small shapes; release builds the shapes.
+#if defined(NDEBUG)
+constexpr std::int64_t kPrefill = 4096, kCached = 32768, kMiB32 = 256, kMiB16 = 128, kMiBq8 = 68, kInCache = 512;
+constexpr std::int64_t kShort = 4096, kMiB32Short = 32, kMiB16Short = 16;
+#else
+constexpr std::int64_t kPrefill = 256, kCached = 1024, kMiB32 = 8, kMiB16 = 4, kMiBq8 = 2, kInCache = 512;
+constexpr std::int64_t kShort = 256, kMiB32Short = 1, kMiB16Short = 1;
+#endif
+
 namespace {
 
 template <class T>
@@ -53,7 +62,31 @@ posenc::thread_pool& pool(int threads) {
   return threads == 1 ? one : two;
 }
 
+/// A block table over nb blocks of a pool: the pool order, or (shuffled) a fixed pseudo-random permutation of it,
+/// as a pool that has served many sequences hands out its free blocks.
+std::vector<std::int32_t> block_table(std::ptrdiff_t nb, bool shuffled) {
+  std::vector<std::int32_t> table(static_cast<std::size_t>(nb));
+  std::iota(table.begin(), table.end(), 0);
+  std::uint32_t x = 12345;
+  for (std::size_t i = shuffled ? table.size() : 0; i > 1; --i) {
+    x = x * 1664525u + 1013904223u;
+    std::swap(table[i - 1], table[x % i]);
+  }
+  return table;
+}
+
 // ---- anchors ----
+
+/// The read loops' buffer of `bytes`, filled once and kept for the next row of the same size: the rows of one
+/// size (dozens of variants) do not each pay for faulting in and filling hundreds of MiB.
+const std::vector<float>& read_buffer(std::size_t bytes) {
+  static std::vector<float> buf;
+  if (buf.size() != bytes / 4) {
+    buf = std::vector<float>();
+    buf = filled<float>(bytes / 4, 1, 3);
+  }
+  return buf;
+}
 
 #if defined(__x86_64__)
 __attribute__((target("avx512f"), noinline)) void fma_peak_loop(std::int64_t n) {
@@ -181,7 +214,7 @@ void BM_anchor_read_bw(benchmark::State& state) {
   const auto bytes = static_cast<std::size_t>(state.range(0)) << 20;
   const int threads = static_cast<int>(state.range(1)), streams = static_cast<int>(state.range(2));
   const std::ptrdiff_t prefetch = state.range(3);
-  std::vector<float> buf = filled<float>(bytes / 4, 1, 3);
+  const std::vector<float>& buf = read_buffer(bytes);
   const std::size_t piece = buf.size() / 64;
   const bool w512 = have_avx512();
   for (auto _ : state) {
@@ -194,6 +227,45 @@ void BM_anchor_read_bw(benchmark::State& state) {
   }
   state.counters["bytes/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(bytes),
                                                  benchmark::Counter::kIsRate);
+  state.counters["width"] = w512 ? 512 : 256;
+}
+
+/// The read loop in the decode kernel's order over a cache of range(0) MiB (half K, half V, 32768 tokens in
+/// a bench build) in blocks of range(2) tokens: for each 64-token key tile, its K rows, then its V rows, block
+/// by block where the tile spans blocks. The block table is shuffled (range(3) = 1) or in pool order (0);
+/// one block of the whole length is a contiguous cache. range(1) threads (64 fixed runs of tiles), the
+/// read_anchor variant of range(4) streams and range(5) bytes of prefetch distance, prefetches crossing
+/// into the next piece. Against the contiguous order it is what the memory system charges for the
+/// blocks; a paged decode row against it, what the kernel adds.
+void BM_anchor_read_paged(benchmark::State& state) {
+  const auto bytes = static_cast<std::size_t>(state.range(0)) << 20;
+  const int threads = static_cast<int>(state.range(1)), streams = static_cast<int>(state.range(4));
+  const std::ptrdiff_t bs = state.range(2), prefetch = state.range(5), tile = 64;
+  const std::vector<float>& buf = read_buffer(bytes);
+  const auto row = static_cast<std::ptrdiff_t>(buf.size() / 2 / kCached);  // floats per token (all kv heads)
+  const std::vector<std::int32_t> table = block_table(kCached / bs, state.range(3) != 0);
+  const std::ptrdiff_t chunk = std::min(bs, tile);  // tokens per piece: the tile's part in one block
+  std::vector<const float*> pieces;
+  for (std::ptrdiff_t j0 = 0; j0 < kCached; j0 += tile)
+    for (const float* base : {buf.data(), buf.data() + buf.size() / 2})
+      for (std::ptrdiff_t a = j0; a < j0 + tile; a += chunk)
+        pieces.push_back(base + (table[static_cast<std::size_t>(a / bs)] * bs + a % bs) * row);
+  pieces.push_back(pieces.back());  // the last piece's successor: a prefetch that lands in it is harmless
+  const std::size_t run = (pieces.size() - 1) / 64, n = static_cast<std::size_t>(chunk * row);
+  const bool w512 = have_avx512();
+  for (auto _ : state) {
+    float out[64];
+    auto task = [&](std::ptrdiff_t i) {
+      float sum = 0;
+      for (std::size_t j = static_cast<std::size_t>(i) * run; j < static_cast<std::size_t>(i + 1) * run; ++j)
+        sum += read_anchor::read_chained(w512, streams, pieces[j], n, prefetch, pieces[j + 1]);
+      out[i] = sum;
+    };
+    pool(threads).run(64, posenc::task_ref(task));
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["bytes/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * static_cast<double>(run * 64 * n * 4), benchmark::Counter::kIsRate);
   state.counters["width"] = w512 ? 512 : 256;
 }
 
@@ -437,13 +509,7 @@ void decode_paged(benchmark::State& state) {
   const std::ptrdiff_t nb = (L + bs - 1) / bs;
   const auto q = filled<float>(Hq * kD, 1, 1);
   const auto k = filled<T>(static_cast<std::size_t>(nb * bs * Hkv * kD), 1, 2), v = filled<T>(k.size(), 1, 3);
-  std::vector<std::int32_t> table(static_cast<std::size_t>(nb));
-  std::iota(table.begin(), table.end(), 0);
-  std::uint32_t x = 12345;
-  for (std::size_t i = state.range(3) != 0 ? table.size() : 0; i > 1; --i) {
-    x = x * 1664525u + 1013904223u;
-    std::swap(table[i - 1], table[x % i]);
-  }
+  const std::vector<std::int32_t> table = block_table(nb, state.range(3) != 0);
   const std::vector<std::int32_t> lengths{static_cast<std::int32_t>(L)};
   std::vector<float> out(q.size());
   posenc::attention_workspace ws;
@@ -539,15 +605,6 @@ void BM_decode_q8_0(benchmark::State& state) {
 
 }  // namespace
 
-// Debug builds (the dev preset's smoke run) use small shapes; release builds the shapes.
-#if defined(NDEBUG)
-constexpr std::int64_t kPrefill = 4096, kCached = 32768, kMiB32 = 256, kMiB16 = 128, kMiBq8 = 68, kInCache = 512;
-constexpr std::int64_t kShort = 4096, kMiB32Short = 32, kMiB16Short = 16;
-#else
-constexpr std::int64_t kPrefill = 256, kCached = 1024, kMiB32 = 8, kMiB16 = 4, kMiBq8 = 2, kInCache = 512;
-constexpr std::int64_t kShort = 256, kMiB32Short = 1, kMiB16Short = 1;
-#endif
-
 #if defined(__x86_64__)
 BENCHMARK(BM_anchor_fma_peak)->Unit(benchmark::kMillisecond);
 // K+V bytes of the decode shapes: fp32 256 MiB, bf16 128 MiB, q8_0 68 MiB (32768 tokens x 8 heads x 128 x 2)
@@ -562,6 +619,20 @@ static void read_variants(benchmark::internal::Benchmark* b) {
   b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.1);
 }
 BENCHMARK(BM_anchor_read_bw)->Apply(read_variants);
+// The same variants in the decode kernel's order over paged_shapes' caches (fp32 and bf16, blocks of 16 and 256
+// tokens, and one block: the contiguous cache): the limit of the paged rows, and what the blocks cost the memory
+// system before any arithmetic.
+static void read_paged_variants(benchmark::internal::Benchmark* b) {
+  for (const std::int64_t mib : {kMiB32, kMiB16})
+    for (const std::int64_t threads : {1, 2})
+      for (const auto& [tokens, shuffled] : {std::pair{kCached, 0}, {16, 1}, {256, 1}, {16, 0}}) {
+        if (shuffled == 0 && tokens == 16 && threads != 1) continue;
+        for (const int streams : read_anchor::kStreams)
+          for (const std::ptrdiff_t pf : read_anchor::kPrefetch) b->Args({mib, threads, tokens, shuffled, streams, pf});
+      }
+  b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.1);
+}
+BENCHMARK(BM_anchor_read_paged)->Apply(read_paged_variants);
 #endif
 BENCHMARK(BM_prefill_none)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_none_1thread)->Arg(kPrefill)->UseRealTime()->Unit(benchmark::kMillisecond);
