@@ -132,12 +132,36 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+/// The bound of q8_0_int8_dot_products on the logits (fast/ops/avx512_vnni.hpp), from the 2-norms of q
+/// and k: scale sum_b (max_b |q| / 254) sum_b |k| <= scale |q| sqrt(D) |k| / 254.
+template <class E>
+double q8_dot_logit_bound(const q8_inputs& x, const E& enc, const posenc::attention_options& o, double growth) {
+  const auto& s = x.in.s;
+  auto maxnorm = [&](const std::vector<double>& v) {
+    double m = 0;
+    for (std::size_t r = 0; r < v.size(); r += static_cast<std::size_t>(s.D)) {
+      double n = 0;
+      for (std::ptrdiff_t i = 0; i < s.D; ++i)
+        n += v[r + static_cast<std::size_t>(i)] * v[r + static_cast<std::size_t>(i)];
+      m = std::max(m, std::sqrt(n));
+    }
+    return m * growth;
+  };
+  double scale = o.scale ? *o.scale : 1.0 / std::sqrt(static_cast<double>(s.D));
+  if constexpr (posenc::has_softmax_scale_multiplier<E>) scale *= enc.softmax_scale_multiplier();
+  return std::fabs(scale) * maxnorm(x.in.qd) * maxnorm(x.in.kd) * std::sqrt(static_cast<double>(s.D)) / 254;
+}
+
 /// The q8_0 call against sdpa on the dequantised values (max |out - ref| / ((1 + A) vmax) <= the float
-/// bound) and against the float call on the same values (bit for bit).
+/// bound) and against the float call on the same values (bit for bit), with q in fp32
+/// (q8_0_int8_dot_products = false); with the options as given (the int8 key kernel where the CPU has
+/// it), within (exp(2 delta) - 1) vmax of that, delta the logit bound of q's quantisation.
 template <class E>
 void check_q8(const char* what, const q8_inputs& x, q8_which w, const E& enc, const q8_masks& m,
-              const posenc::fast_attention_options& f, double growth = 1.0) {
+              const posenc::fast_attention_options& f_given, double growth = 1.0) {
   const auto o = m.options();
+  posenc::fast_attention_options f = f_given;
+  f.q8_0_int8_dot_products = false;
   const auto got = run_q8(x, w, enc, o, f);
   const auto flt = run_q8(x, {false, false}, enc, o, f);
   const auto ref = run_oracle(x.in, enc, o);
@@ -158,6 +182,14 @@ void check_q8(const char* what, const q8_inputs& x, q8_which w, const E& enc, co
             << " -> error " << worst / ((1 + A) * vmax));
   CHECK(worst / ((1 + A) * vmax) <= fast_bound);
   CHECK(same_bits(got, flt));
+  if (!w.k) return;
+  const auto dot = run_q8(x, w, enc, o, f_given);
+  double worst_dot = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    worst_dot = std::max(worst_dot, std::isfinite(dot[i]) ? std::fabs(static_cast<double>(dot[i]) - ref[i]) : INFINITY);
+  const double delta = q8_dot_logit_bound(x, enc, o, growth);
+  INFO("int8 dot products: error " << worst_dot << ", bound " << (std::expm1(2 * delta) + fast_bound * (1 + A)) * vmax);
+  CHECK(worst_dot <= (std::expm1(2 * delta) + fast_bound * (1 + A)) * vmax);
 }
 
 posenc::t5_bias make_t5(std::ptrdiff_t H, bool bidirectional) {
@@ -177,7 +209,7 @@ posenc::shaw_relative make_shaw(std::ptrdiff_t D, std::ptrdiff_t H, bool per_hea
   return posenc::shaw_relative(c, std::span<const double>(kt), std::span<const double>(vt));
 }
 
-posenc_test::slope_bias make_slopes(std::ptrdiff_t H) {
+posenc_test::slope_bias harmonic_slopes(std::ptrdiff_t H) {
   std::vector<double> s(static_cast<std::size_t>(H));
   for (std::size_t h = 0; h < s.size(); ++h) s[h] = -0.25 / static_cast<double>(h + 1);
   return {s};
@@ -256,7 +288,7 @@ void random_cases(int cases, std::uint64_t seed) {
     check_q8("shaw per head, key term only", x, w, make_shaw(s.D, s.Hq, true, false), m, f);
     check_q8("rope+alibi", x, w, posenc::combine(rope, alibi), m, f);
     check_q8("(rope+t5)+slopes (general path)", x, w,
-             posenc::combine(posenc::combine(rope, make_t5(s.Hq, false)), make_slopes(s.Hq)), m, f);
+             posenc::combine(posenc::combine(rope, make_t5(s.Hq, false)), harmonic_slopes(s.Hq)), m, f);
     posenc::fast_attention_options general = f;
     general.max_bias_table = 0;
     check_q8("alibi general path", x, w, alibi, m, general);

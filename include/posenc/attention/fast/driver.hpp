@@ -157,8 +157,10 @@ struct call_tables {
   std::ptrdiff_t shaw_heads = 1;                        // Shaw tables per head (Hq) or shared (1)
   const float *ak = nullptr, *av = nullptr;             // [shaw_heads][D][sld] (transposed), [shaw_heads][sn][dvp]
   // bfloat16 K in place: q rows prepared once per call for the key kernel (split_q_bf16's pair order,
-  // or round_q_bf16_dot), row (b, i, h) at qk_q + ((b Sq + i) Hq + h) D; null: the kernel reads q rows
+  // or round_q_bf16_dot; for q8_0 keys prep_q_q8_dot), row (b, i, h) at qk_q + ((b Sq + i) Hq + h)
+  // qk_q_stride; null: the kernel reads q rows
   const float* qk_q = nullptr;
+  std::ptrdiff_t qk_q_stride = 0;
   float* partial = nullptr;  // key-chunk partials [items][chunks][rows_max][2 + dvp]
 };
 
@@ -392,7 +394,7 @@ item_state begin_item(const call<E, TK, TV>& c, detail::attention_scratch& sc, c
   if (c.t.qk_q != nullptr) {
     const float** kq = it.rows + nR;
     for (std::ptrdiff_t r = 0; r < it.R; ++r)
-      kq[r] = c.t.qk_q + ((w.b * p.Sq + it.i0 + r % nq) * p.Hq + it.head(r)) * D;
+      kq[r] = c.t.qk_q + ((w.b * p.Sq + it.i0 + r % nq) * p.Hq + it.head(r)) * c.t.qk_q_stride;
     it.kq = kq;
   }
   if (p.shaw) {
@@ -808,14 +810,16 @@ call_tables build_tables(const plan& p, const E& enc, const attention_options& o
       }
     });
   }
-  if (p.prep_q) {  // q rows for the bfloat16 key kernel, once per call (not per key tile)
-    const auto prep = p.dot_qk ? kern.round_q_bf16_dot : kern.split_q_bf16;
-    float* buf = detail::grow(ws.qk_q, static_cast<std::size_t>(B * Sq * Hq * D));
+  if (p.prep_q) {  // q rows for the bfloat16 / q8_0 dot key kernel, once per call (not per key tile)
+    const auto prep = p.dot_q8 ? kern.prep_q_q8_dot : p.dot_qk ? kern.round_q_bf16_dot : kern.split_q_bf16;
+    const std::ptrdiff_t n = p.dot_q8 ? kern.q8_dot_floats(static_cast<int>(D)) : D;
+    float* buf = detail::grow(ws.qk_q, static_cast<std::size_t>(B * Sq * Hq * n));
     for (std::ptrdiff_t b = 0; b < B; ++b)
       for (std::ptrdiff_t i = 0; i < Sq; ++i)
         for (std::ptrdiff_t h = 0; h < Hq; ++h)
-          prep(q.row(b, i, h), static_cast<int>(D), buf + ((b * Sq + i) * Hq + h) * D);
+          prep(q.row(b, i, h), static_cast<int>(D), buf + ((b * Sq + i) * Hq + h) * n);
     t.qk_q = buf;
+    t.qk_q_stride = n;
   }
   if (p.chunks > 1)
     t.partial = detail::grow(ws.partial, static_cast<std::size_t>(p.items * p.chunks * p.rows_max * (2 + p.dvp)));
@@ -828,6 +832,8 @@ template <class TK, class TV>
   in_place_kernels<TK, TV> r{kern.template qk_heads<TK>(), kern.template pv_heads<TV>()};
   if constexpr (std::is_same_v<TK, bfloat16>)
     if (p.dot_qk) r.qk = kern.qk_heads_bf16_dot;
+  if constexpr (is_q8_0<TK>)
+    if (p.dot_q8) r.qk = kern.qk_heads_q8_dot;
   if constexpr (std::is_same_v<TV, bfloat16>)
     if (p.dot_pv) r.pv = kern.pv_heads_bf16_dot;
   return r;
@@ -882,7 +888,9 @@ template <class TK, class TV>
           .k_head_major = k.stride(axis::head) > k.stride(axis::token),
           .k_bf16 = std::is_same_v<TK, bfloat16>,
           .v_bf16 = std::is_same_v<TV, bfloat16>,
-          .bf16_dot_kernels = kern.qk_heads_bf16_dot != nullptr && kern.pv_heads_bf16_dot != nullptr};
+          .bf16_dot_kernels = kern.qk_heads_bf16_dot != nullptr && kern.pv_heads_bf16_dot != nullptr,
+          .k_q8 = is_q8_0<TK>,
+          .q8_dot_kernels = kern.qk_heads_q8_dot != nullptr};
 }
 
 /// Plan (stage 1), tables (stage 2), work items (stage 3) on the operands as given to the kernels.

@@ -12,6 +12,7 @@
 #include <posenc/attention/fast/ops/avx2.hpp>
 #include <posenc/attention/fast/ops/avx512.hpp>
 #include <posenc/attention/fast/ops/avx512_bf16.hpp>
+#include <posenc/attention/fast/ops/avx512_vnni.hpp>
 #include <posenc/attention/fast/ops/neon.hpp>
 #include <posenc/attention/fast/ops/scalar.hpp>
 #include <posenc/attention/fast/tile_kernels.hpp>
@@ -27,12 +28,15 @@ struct kernel_family<::posenc::detail::tile_kernels> {
     namespace ak = ::posenc::detail;
 #if POSENC_HAS_X86_KERNELS
     if constexpr (I == isa::avx512) {
-      // The AVX512_BF16 forms sit in the AVX-512 table; tile_kernels_for removes them on CPUs without
-      // the instruction (a run-time fact the constant table cannot know).
+      // The AVX512_BF16 and AVX512_VNNI forms sit in the AVX-512 table; tile_kernels_for removes them on
+      // CPUs without the instruction (a run-time fact the constant table cannot know).
       ak::tile_kernels t = ak::avx512::make_tile_kernels();
       t.qk_heads_bf16_dot = &ak::avx512_bf16::qk_heads;
       t.pv_heads_bf16_dot = &ak::avx512_bf16::pv_heads;
       t.round_q_bf16_dot = &ak::avx512_bf16::round_q;
+      t.qk_heads_q8_dot = &ak::avx512_vnni::qk_heads;
+      t.prep_q_q8_dot = &ak::avx512_vnni::prep_q;
+      t.q8_dot_floats = &ak::avx512_vnni::prepared_floats;
       return t;
     } else if constexpr (I == isa::avx2) {
       return ak::avx2::make_tile_kernels();
@@ -55,16 +59,26 @@ struct kernel_family<::posenc::detail::tile_kernels> {
 namespace posenc::inline v0::detail {
 inline namespace POSENC_KERNELS_ABI {
 
-/// The kernels of ISA `which` (scalar when this build has none for it). The AVX512_BF16 dot-product
-/// kernels are null unless `which` is avx512 and this CPU has the instruction.
+/// The kernels of ISA `which` (scalar when this build has none for it). The AVX512_BF16 and AVX512_VNNI
+/// dot-product kernels are null unless `which` is avx512 and this CPU has the instruction.
 [[nodiscard]] inline tile_kernels tile_kernels_for(kernels::isa which) noexcept {
   tile_kernels t = kernels::kernel_table<tile_kernels>(which);
 #if POSENC_HAS_X86_KERNELS
-  if (t.qk_heads_bf16_dot != nullptr && avx512_bf16::cpu_has()) return t;
+  const bool bf16 = t.qk_heads_bf16_dot != nullptr && avx512_bf16::cpu_has();
+  const bool vnni = t.qk_heads_q8_dot != nullptr && avx512_vnni::cpu_has();
+#else
+  constexpr bool bf16 = false, vnni = false;
 #endif
-  t.qk_heads_bf16_dot = nullptr;
-  t.pv_heads_bf16_dot = nullptr;
-  t.round_q_bf16_dot = nullptr;
+  if (!bf16) {
+    t.qk_heads_bf16_dot = nullptr;
+    t.pv_heads_bf16_dot = nullptr;
+    t.round_q_bf16_dot = nullptr;
+  }
+  if (!vnni) {
+    t.qk_heads_q8_dot = nullptr;
+    t.prep_q_q8_dot = nullptr;
+    t.q8_dot_floats = nullptr;
+  }
   return t;
 }
 

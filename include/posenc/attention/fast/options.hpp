@@ -48,6 +48,16 @@ struct fast_attention_options {
   /// Ignored (the exact kernels run) where the CPU lacks the instruction, for float/float16 storage,
   /// and on the packed (prefill) path.
   bool bf16_dot_products = true;
+  /// q8_0 keys on the decode-shaped (in-place) path: integer dot products (AVX512_VNNI vpdpbusd) where
+  /// the CPU has them, with D a multiple of 32. On by default there: each query row is quantised once
+  /// per call to int8 with one scale (max |q| / 127), so a logit moves by at most
+  /// delta = scale (max |q| / 254) sum |k| <= scale D max|q| max|k| / 254, and
+  /// |out - sdpa| <= (exp(2 delta) - 1) max |v| plus the float bound (fast/ops/avx512_vnni.hpp).
+  /// In exchange the key pass takes about a third of the vector instructions (docs/performance.md).
+  /// false: q stays fp32 (the q8_0 call gives the float call's bits on the dequantised values). A query
+  /// row holding Inf or NaN gives a NaN output row on the int8 path. Ignored where the CPU lacks the
+  /// instruction, for other key types, and on the packed (prefill) path; values are never affected.
+  bool q8_0_int8_dot_products = true;
   /// Optional output for training: the natural log of each row's softmax denominator over its
   /// logits and sink, [B, Hq, Sq] row-major (-inf for a row that attends to nothing), what
   /// posenc::attention_backward recomputes the weights from (docs/training.md). Empty: not written.

@@ -32,6 +32,8 @@ struct plan_input {
   bool k_head_major = false;                  // k's head stride exceeds its token stride ([B, H, S, D])
   bool k_bf16 = false, v_bf16 = false;        // bfloat16 storage of k / v
   bool bf16_dot_kernels = false;              // the active kernels have AVX512_BF16 forms (this CPU)
+  bool k_q8 = false;                          // q8_0 storage of k
+  bool q8_dot_kernels = false;                // the active kernels have the AVX512_VNNI q8_0 key form
 };
 
 enum class kv_path : unsigned char {
@@ -61,6 +63,8 @@ struct plan {
   // bfloat16 on the decode path: AVX512_BF16 dot products for QK^T / PV; q rows prepared once per call
   // for the key kernel (pair order or rounded); o rows put back from pair order after the last tile.
   bool dot_qk = false, dot_pv = false, prep_q = false, merge_o = false;
+  // q8_0 keys on the decode path: AVX512_VNNI integer dot products on q rows quantised once per call
+  bool dot_q8 = false;
   // logit soft-capping: cap tanh(s inv_cap) on the content logits, before the biases and the mask
   bool softcap = false;
   float cap = 1, inv_cap = 1;
@@ -138,7 +142,8 @@ struct plan {
   const bool dot = !prefill && in.bf16_dot_kernels && f.bf16_dot_products;
   p.dot_qk = dot && in.k_bf16 && p.D % 32 == 0;
   p.dot_pv = dot && in.v_bf16 && p.Dv % 32 == 0;
-  p.prep_q = !prefill && in.k_bf16;
+  p.dot_q8 = !prefill && in.q8_dot_kernels && f.q8_0_int8_dot_products && in.k_q8 && p.D % 32 == 0;
+  p.prep_q = !prefill && (in.k_bf16 || p.dot_q8);
   p.merge_o = !prefill && in.v_bf16 && !p.dot_pv;
   // Decode: V rows prefetched during QK^T stay in L2 for PV at 64 keys (16 / 32 / 128: no faster).
   p.TK = prefill ? f.key_tile : 64;

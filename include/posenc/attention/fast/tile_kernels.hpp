@@ -58,6 +58,12 @@ struct tile_kernels {
   decltype(qk_heads_bf16) qk_heads_bf16_dot = nullptr;
   decltype(pv_heads_bf16) pv_heads_bf16_dot = nullptr;
   decltype(split_q_bf16) round_q_bf16_dot = nullptr;
+  // The AVX512_VNNI form of qk_heads_q8 (fast/ops/avx512_vnni.hpp; D % 32 == 0): null unless the CPU has
+  // the instruction; used when fast_attention_options::q8_0_int8_dot_products (the default). It takes q
+  // rows prepared by prep_q_q8_dot (q row, D, out: q8_dot_floats(D) floats).
+  decltype(qk_heads_q8) qk_heads_q8_dot = nullptr;
+  decltype(split_q_bf16) prep_q_q8_dot = nullptr;
+  int (*q8_dot_floats)(int) = nullptr;
   // prefill packing: (k, token stride, keys, D, kt, ldk) and (v, token stride, keys, Dv, vt, ldv), rows contiguous
   void (*pack_kt_f32)(const float*, std::ptrdiff_t, int, int, float*, std::ptrdiff_t) = nullptr;
   void (*pack_kt_bf16)(const bfloat16*, std::ptrdiff_t, int, int, float*, std::ptrdiff_t) = nullptr;
