@@ -576,8 +576,9 @@ void BM_per_sequence_mix(benchmark::State& s) {
 }
 
 /// q8_0 K/V (ggml's block_q8_0, 34 bytes per 32 values: 68 MiB at 32768 tokens) read in the tiles;
-/// against the read loop over the same bytes.
-void BM_decode_q8_0(benchmark::State& state) {
+/// against the read loop over the same bytes. int8 key products where the CPU has AVX512_VNNI (the
+/// default), or the widening kernels (q8_0_int8_dot_products = false).
+void decode_q8_0(benchmark::State& state, bool int8_dot) {
   const auto L = static_cast<std::ptrdiff_t>(state.range(0));
   const int threads = static_cast<int>(state.range(1));
   constexpr std::ptrdiff_t Hq = 32, Hkv = 8, nb = kD / posenc::block_q8_0::values;
@@ -590,7 +591,8 @@ void BM_decode_q8_0(benchmark::State& state) {
   }
   std::vector<float> out(q.size());
   posenc::attention_workspace ws;
-  const posenc::fast_attention_options f{.executor = pool(threads).as_parallel_for(), .workspace = &ws};
+  const posenc::fast_attention_options f{
+      .executor = pool(threads).as_parallel_for(), .workspace = &ws, .q8_0_int8_dot_products = int8_dot};
   using tv = posenc::tensor_view<const posenc::block_q8_0>;
   for (auto _ : state) {
     posenc::attention(posenc::tensor_view<const float>::thd(q.data(), 1, Hq, kD), tv::thd(k.data(), L, Hkv, nb),
@@ -601,6 +603,12 @@ void BM_decode_q8_0(benchmark::State& state) {
   state.counters["bytes/s"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(k.size() * sizeof(posenc::block_q8_0)),
       benchmark::Counter::kIsRate);
+}
+void BM_decode_q8_0(benchmark::State& s) {
+  decode_q8_0(s, true);
+}
+void BM_decode_q8_0_widen(benchmark::State& s) {
+  decode_q8_0(s, false);
 }
 
 }  // namespace
@@ -670,3 +678,4 @@ BENCHMARK(BM_decode_bf16_dot_paged)->Apply(paged_shapes);
 BENCHMARK(BM_ragged_mix)->Args({kCached / 8, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_per_sequence_mix)->Args({kCached / 8, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_decode_q8_0)->Apply(decode_shapes);
+BENCHMARK(BM_decode_q8_0_widen)->Apply(decode_shapes);
