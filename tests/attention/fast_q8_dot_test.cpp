@@ -1,12 +1,13 @@
-// tests/attention/fast_q8_dot_test.cpp — the AVX512_VNNI key kernel for q8_0 keys
-// (fast_attention_options::q8_0_int8_dot_products, on by default; fast/ops/avx512_vnni.hpp): decode over
-// q8_0 K equals sdpa on the query quantised as documented (one scale per row, max |q| / 127, quants
-// rounded to nearest, ties to even) and the dequantised K/V within the float bound 5e-7 (1 + A) max |v|, so the
-// integer products are exact and the quantisation is the documented one; against sdpa on the fp32
-// query the error is above the float bound (the default took the int8 path) and within
-// (exp(2 delta) - 1) max |v|; {.q8_0_int8_dot_products = false} keeps the float bound; a query row
-// holding Inf or NaN gives a NaN output row and leaves the others finite. Skipped on CPUs without
-// AVX512_VNNI.
+// tests/attention/fast_q8_dot_test.cpp — the vpdpbusd key kernels for q8_0 keys (AVX512_VNNI:
+// fast/ops/avx512_vnni.hpp; AVX-VNNI on the AVX2 kernels: fast/ops/avx2_vnni.hpp), chosen by
+// fast_attention_options::q8_0_int8_dot_products (on by default): on each ISA whose kernels have one
+// here, decode over q8_0 K equals sdpa on the query quantised as documented (one scale per row,
+// max |q| / 127, quants rounded to nearest, ties to even) and the dequantised K/V within the float
+// bound 5e-7 (1 + A) max |v|, so the integer products are exact and the quantisation is the documented
+// one; against sdpa on the fp32 query the error is above the float bound (the default took the int8
+// path) and within (exp(2 delta) - 1) max |v|; {.q8_0_int8_dot_products = false} keeps the float
+// bound; a query row holding Inf or NaN gives a NaN output row and leaves the others' bits. Skipped on
+// CPUs with neither instruction.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -31,9 +32,13 @@ using namespace posenc_test;
 
 namespace {
 
-bool have_q8_dot() {
-  return posenc::kernels::isa_supported(isa::avx512) &&
-         posenc::detail::tile_kernels_for(isa::avx512).qk_heads_q8_dot != nullptr;
+/// The ISAs whose kernels have the vpdpbusd key form on this CPU (AVX512_VNNI, AVX-VNNI).
+std::vector<isa> q8_dot_isas() {
+  std::vector<isa> r;
+  for (const isa i : {isa::avx512, isa::avx2})
+    if (posenc::kernels::isa_supported(i) && posenc::detail::tile_kernels_for(i).qk_heads_q8_dot != nullptr)
+      r.push_back(i);
+  return r;
 }
 
 /// fast_inputs whose K (and V when `qv`) are q8_0 blocks; kd / vd hold the dequantised values.
@@ -89,25 +94,22 @@ double worst_error(const std::vector<float>& got, const std::vector<double>& ref
   return w;
 }
 
-}  // namespace
-
-TEST_CASE("q8_0_int8_dot_products (the default): decode over q8_0 keys is sdpa on the quantised query",
-          "[fast][q8_0][q8dot]") {
-  if (!have_q8_dot()) POSENC_SKIP("this CPU has no AVX512_VNNI (the option falls back to the widening kernels)");
-  posenc::kernels::scoped_isa use(isa::avx512);
+/// The int8 key path of ISA `which` against sdpa (the first test case below).
+void check_dot_path(isa which) {
+  posenc::kernels::scoped_isa use(which);
   REQUIRE(use.active());
   const posenc::fast_attention_options dot{};
   const posenc::fast_attention_options exact{.q8_0_int8_dot_products = false};
   // decode shapes (the in-place path), D = 32 / 96 (a last single block) and 64 / 128 / 256, GQA 1 / 4 / 8,
   // key counts not a multiple of 4, key chunks, q8_0 or float values
-  const fast_shape shapes[] = {{.B = 1, .Sq = 1, .Sk = 301, .Hq = 8, .Hkv = 2, .D = 128, .Dv = 128},
-                               {.B = 2, .Sq = 1, .Sk = 77, .Hq = 8, .Hkv = 1, .D = 64, .Dv = 64},
-                               {.B = 1, .Sq = 3, .Sk = 130, .Hq = 2, .Hkv = 2, .D = 32, .Dv = 96},
-                               {.B = 1, .Sq = 1, .Sk = 4500, .Hq = 4, .Hkv = 1, .D = 96, .Dv = 32},
-                               {.B = 1, .Sq = 1, .Sk = 45, .Hq = 8, .Hkv = 1, .D = 256, .Dv = 64}};
+  const fast_shape decode_shapes[] = {{.B = 1, .Sq = 1, .Sk = 301, .Hq = 8, .Hkv = 2, .D = 128, .Dv = 128},
+                                      {.B = 2, .Sq = 1, .Sk = 77, .Hq = 8, .Hkv = 1, .D = 64, .Dv = 64},
+                                      {.B = 1, .Sq = 3, .Sk = 130, .Hq = 2, .Hkv = 2, .D = 32, .Dv = 96},
+                                      {.B = 1, .Sq = 1, .Sk = 4500, .Hq = 4, .Hkv = 1, .D = 96, .Dv = 32},
+                                      {.B = 1, .Sq = 1, .Sk = 45, .Hq = 8, .Hkv = 1, .D = 256, .Dv = 64}};
   std::uint64_t seed = 40;
   double worst_fp32_q = 0;
-  for (const auto& s : shapes)
+  for (const auto& s : decode_shapes)
     for (const bool causal : {false, true})
       for (const bool qv : {false, true}) {
         const q8_case c(s, ++seed, qv);
@@ -142,10 +144,11 @@ TEST_CASE("q8_0_int8_dot_products (the default): decode over q8_0 keys is sdpa o
             kn = std::max(kn, std::sqrt(n));
           }
           const double delta = qn * kn / 254;  // scale 1 / sqrt(D) times sqrt(D)
-          INFO("Sq " << s.Sq << " Sk " << s.Sk << " Hq " << s.Hq << " Hkv " << s.Hkv << " D " << s.D << " Dv " << s.Dv
-                     << " causal " << causal << " q8_0 V " << qv << " alibi " << enc << ": against the quantised q "
-                     << e_hat / ((1 + A) * vmax) << ", against fp32 q " << e << " (bound "
-                     << std::expm1(2 * delta) * vmax << ")");
+          INFO(posenc::kernels::isa_name(which)
+               << " Sq " << s.Sq << " Sk " << s.Sk << " Hq " << s.Hq << " Hkv " << s.Hkv << " D " << s.D << " Dv "
+               << s.Dv << " causal " << causal << " q8_0 V " << qv << " alibi " << enc << ": against the quantised q "
+               << e_hat / ((1 + A) * vmax) << ", against fp32 q " << e << " (bound " << std::expm1(2 * delta) * vmax
+               << ")");
           CHECK(e_hat <= fast_bound * (1 + A) * vmax);
           CHECK(e <= (std::expm1(2 * delta) + fast_bound * (1 + A)) * vmax);
           worst_fp32_q = std::max(worst_fp32_q, e / ((1 + A) * vmax));
@@ -154,26 +157,39 @@ TEST_CASE("q8_0_int8_dot_products (the default): decode over q8_0 keys is sdpa o
           CHECK(worst_error(ex, ref) <= fast_bound * (1 + A) * vmax);
         }
       }
-  INFO("worst against the fp32 query " << worst_fp32_q);
+  INFO(posenc::kernels::isa_name(which) << ": worst against the fp32 query " << worst_fp32_q);
   CHECK(worst_fp32_q > fast_bound);  // the default took the int8 products: q's quantisation shows
+}
+
+}  // namespace
+
+TEST_CASE("q8_0_int8_dot_products (the default): decode over q8_0 keys is sdpa on the quantised query",
+          "[fast][q8_0][q8dot]") {
+  const auto isas = q8_dot_isas();
+  if (isas.empty()) POSENC_SKIP("this CPU has neither AVX512_VNNI nor AVX-VNNI (the widening kernels run)");
+  for (const isa which : isas) check_dot_path(which);
 }
 
 TEST_CASE("q8_0_int8_dot_products: a query row holding Inf or NaN gives a NaN row, the other rows as before",
           "[fast][q8_0][q8dot]") {
-  if (!have_q8_dot()) POSENC_SKIP("this CPU has no AVX512_VNNI");
-  posenc::kernels::scoped_isa use(isa::avx512);
-  const fast_shape s{.B = 1, .Sq = 1, .Sk = 70, .Hq = 4, .Hkv = 1, .D = 64, .Dv = 64};
-  for (const float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
-    q8_case c(s, 3, true);
-    const auto clean = c.run(posenc::no_position{}, {.causal = true}, {});
-    c.in.q[static_cast<std::size_t>(s.D + 5)] = bad;  // head 1
-    const auto got = c.run(posenc::no_position{}, {.causal = true}, {});
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      INFO("element " << i << ": " << got[i] << " / without the bad value " << clean[i]);
-      if (i / static_cast<std::size_t>(s.Dv) == 1)
-        CHECK(std::isnan(got[i]));
-      else  // rows are independent: the other heads' bits do not change
-        CHECK(std::memcmp(&got[i], &clean[i], sizeof(float)) == 0);
+  const auto isas = q8_dot_isas();
+  if (isas.empty()) POSENC_SKIP("this CPU has neither AVX512_VNNI nor AVX-VNNI");
+  for (const isa which : isas) {
+    posenc::kernels::scoped_isa use(which);
+    INFO(posenc::kernels::isa_name(which));
+    const fast_shape s{.B = 1, .Sq = 1, .Sk = 70, .Hq = 4, .Hkv = 1, .D = 64, .Dv = 64};
+    for (const float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+      q8_case c(s, 3, true);
+      const auto clean = c.run(posenc::no_position{}, {.causal = true}, {});
+      c.in.q[static_cast<std::size_t>(s.D + 5)] = bad;  // head 1
+      const auto got = c.run(posenc::no_position{}, {.causal = true}, {});
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        INFO("element " << i << ": " << got[i] << " / without the bad value " << clean[i]);
+        if (i / static_cast<std::size_t>(s.Dv) == 1)
+          CHECK(std::isnan(got[i]));
+        else  // rows are independent: the other heads' bits do not change
+          CHECK(std::memcmp(&got[i], &clean[i], sizeof(float)) == 0);
+      }
     }
   }
 }

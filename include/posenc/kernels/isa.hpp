@@ -144,6 +144,12 @@ inline bool has_avx512bf16() noexcept {
   unsigned a = 0, b = 0, c = 0, d = 0;
   return __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 5)) != 0;
 }
+// AVX-VNNI (the VEX-encoded VPDPBUSD on 256-bit vectors) through CPUID leaf 7 sub-leaf 1, EAX bit 4:
+// Intel since Alder Lake (also without AVX-512), AMD since Zen 5. Used by the AVX2 q8_0 key products.
+inline bool has_avx_vnni() noexcept {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 4)) != 0;
+}
 // AVX512_VNNI (VPDPBUSD) through CPUID leaf 7 sub-leaf 0, ECX bit 11; the caller has checked AVX-512
 // itself. Used by the fast attention's q8_0 key products.
 inline bool has_avx512vnni() noexcept {

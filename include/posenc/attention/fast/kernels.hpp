@@ -10,6 +10,7 @@
 #include <cstddef>
 
 #include <posenc/attention/fast/ops/avx2.hpp>
+#include <posenc/attention/fast/ops/avx2_vnni.hpp>
 #include <posenc/attention/fast/ops/avx512.hpp>
 #include <posenc/attention/fast/ops/avx512_bf16.hpp>
 #include <posenc/attention/fast/ops/avx512_vnni.hpp>
@@ -39,7 +40,12 @@ struct kernel_family<::posenc::detail::tile_kernels> {
       t.q8_dot_floats = &ak::avx512_vnni::prepared_floats;
       return t;
     } else if constexpr (I == isa::avx2) {
-      return ak::avx2::make_tile_kernels();
+      // The AVX-VNNI form sits in the AVX2 table; tile_kernels_for removes it on CPUs without it.
+      ak::tile_kernels t = ak::avx2::make_tile_kernels();
+      t.qk_heads_q8_dot = &ak::avx2_vnni::qk_heads;
+      t.prep_q_q8_dot = &ak::avx2_vnni::prep_q;
+      t.q8_dot_floats = &ak::avx2_vnni::prepared_floats;
+      return t;
     } else
 #endif
 #if POSENC_HAS_NEON_KERNELS
@@ -60,12 +66,14 @@ namespace posenc::inline v0::detail {
 inline namespace POSENC_KERNELS_ABI {
 
 /// The kernels of ISA `which` (scalar when this build has none for it). The AVX512_BF16 and AVX512_VNNI
-/// dot-product kernels are null unless `which` is avx512 and this CPU has the instruction.
+/// dot-product kernels are null unless `which` is avx512 and this CPU has the instruction, the AVX-VNNI
+/// one unless `which` is avx2 and this CPU has AVX-VNNI.
 [[nodiscard]] inline tile_kernels tile_kernels_for(kernels::isa which) noexcept {
   tile_kernels t = kernels::kernel_table<tile_kernels>(which);
 #if POSENC_HAS_X86_KERNELS
   const bool bf16 = t.qk_heads_bf16_dot != nullptr && avx512_bf16::cpu_has();
-  const bool vnni = t.qk_heads_q8_dot != nullptr && avx512_vnni::cpu_has();
+  const bool vnni =
+      t.qk_heads_q8_dot != nullptr && (which == kernels::isa::avx512 ? avx512_vnni::cpu_has() : avx2_vnni::cpu_has());
 #else
   constexpr bool bf16 = false, vnni = false;
 #endif

@@ -48,9 +48,9 @@ struct fast_attention_options {
   /// Ignored (the exact kernels run) where the CPU lacks the instruction, for float/float16 storage,
   /// and on the packed (prefill) path.
   bool bf16_dot_products = true;
-  /// q8_0 keys on the decode-shaped (in-place) path: integer dot products (AVX512_VNNI vpdpbusd) where
-  /// the CPU has them, with D a multiple of 32. On by default there: each query row is quantised once
-  /// per call to int8 with one scale (max |q| / 127), so a logit moves by at most
+  /// q8_0 keys on the decode-shaped (in-place) path: integer dot products (vpdpbusd: AVX512_VNNI on the
+  /// AVX-512 kernels, AVX-VNNI on the AVX2 ones) where the CPU has them, with D a multiple of 32. On by default there:
+  /// each query row is quantised once per call to int8 with one scale (max |q| / 127), so a logit moves by at most
   /// delta = scale (max |q| / 254) sum |k| <= scale D max|q| max|k| / 254, and
   /// |out - sdpa| <= (exp(2 delta) - 1) max |v| plus the float bound (fast/ops/avx512_vnni.hpp).
   /// In exchange the key pass takes about a third of the vector instructions (docs/performance.md).

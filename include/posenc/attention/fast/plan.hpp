@@ -33,7 +33,7 @@ struct plan_input {
   bool k_bf16 = false, v_bf16 = false;        // bfloat16 storage of k / v
   bool bf16_dot_kernels = false;              // the active kernels have AVX512_BF16 forms (this CPU)
   bool k_q8 = false;                          // q8_0 storage of k
-  bool q8_dot_kernels = false;                // the active kernels have the AVX512_VNNI q8_0 key form
+  bool q8_dot_kernels = false;                // the active kernels have a vpdpbusd q8_0 key form
 };
 
 enum class kv_path : unsigned char {
@@ -63,7 +63,7 @@ struct plan {
   // bfloat16 on the decode path: AVX512_BF16 dot products for QK^T / PV; q rows prepared once per call
   // for the key kernel (pair order or rounded); o rows put back from pair order after the last tile.
   bool dot_qk = false, dot_pv = false, prep_q = false, merge_o = false;
-  // q8_0 keys on the decode path: AVX512_VNNI integer dot products on q rows quantised once per call
+  // q8_0 keys on the decode path: vpdpbusd integer dot products on q rows quantised once per call
   bool dot_q8 = false;
   // logit soft-capping: cap tanh(s inv_cap) on the content logits, before the biases and the mask
   bool softcap = false;

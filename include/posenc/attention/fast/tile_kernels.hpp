@@ -58,9 +58,10 @@ struct tile_kernels {
   decltype(qk_heads_bf16) qk_heads_bf16_dot = nullptr;
   decltype(pv_heads_bf16) pv_heads_bf16_dot = nullptr;
   decltype(split_q_bf16) round_q_bf16_dot = nullptr;
-  // The AVX512_VNNI form of qk_heads_q8 (fast/ops/avx512_vnni.hpp; D % 32 == 0): null unless the CPU has
-  // the instruction; used when fast_attention_options::q8_0_int8_dot_products (the default). It takes q
-  // rows prepared by prep_q_q8_dot (q row, D, out: q8_dot_floats(D) floats).
+  // The vpdpbusd form of qk_heads_q8 (fast/ops/avx512_vnni.hpp, fast/ops/avx2_vnni.hpp; D % 32 == 0): null
+  // unless the CPU has the instruction (AVX512_VNNI, AVX-VNNI); used when
+  // fast_attention_options::q8_0_int8_dot_products (the default). It takes q rows prepared by prep_q_q8_dot (q row, D,
+  // out: q8_dot_floats(D) floats).
   decltype(qk_heads_q8) qk_heads_q8_dot = nullptr;
   decltype(split_q_bf16) prep_q_q8_dot = nullptr;
   int (*q8_dot_floats)(int) = nullptr;
