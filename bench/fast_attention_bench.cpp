@@ -578,7 +578,14 @@ void BM_per_sequence_mix(benchmark::State& s) {
 /// q8_0 K/V (ggml's block_q8_0, 34 bytes per 32 values: 68 MiB at 32768 tokens) read in the tiles;
 /// against the read loop over the same bytes. int8 key products where the CPU has AVX512_VNNI (the
 /// default), or the widening kernels (q8_0_int8_dot_products = false).
-void decode_q8_0(benchmark::State& state, bool int8_dot) {
+// q8_0 K/V decode: the int8 key products (default) or the widening kernels; avx2: on the AVX2 kernels
+// (their AVX-VNNI key form where the CPU has it), else on the active ISA's.
+void decode_q8_0(benchmark::State& state, bool int8_dot, bool avx2 = false) {
+  std::optional<posenc::kernels::scoped_isa> use;
+  if (avx2 && !use.emplace(posenc::kernels::isa::avx2).active()) {
+    state.SkipWithError("no AVX2 on this CPU");
+    return;
+  }
   const auto L = static_cast<std::ptrdiff_t>(state.range(0));
   const int threads = static_cast<int>(state.range(1));
   constexpr std::ptrdiff_t Hq = 32, Hkv = 8, nb = kD / posenc::block_q8_0::values;
@@ -609,6 +616,12 @@ void BM_decode_q8_0(benchmark::State& s) {
 }
 void BM_decode_q8_0_widen(benchmark::State& s) {
   decode_q8_0(s, false);
+}
+void BM_decode_q8_0_avx2(benchmark::State& s) {
+  decode_q8_0(s, true, true);
+}
+void BM_decode_q8_0_avx2_widen(benchmark::State& s) {
+  decode_q8_0(s, false, true);
 }
 
 }  // namespace
@@ -679,3 +692,5 @@ BENCHMARK(BM_ragged_mix)->Args({kCached / 8, 2})->UseRealTime()->Unit(benchmark:
 BENCHMARK(BM_per_sequence_mix)->Args({kCached / 8, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_decode_q8_0)->Apply(decode_shapes);
 BENCHMARK(BM_decode_q8_0_widen)->Apply(decode_shapes);
+BENCHMARK(BM_decode_q8_0_avx2)->Apply(decode_shapes);
+BENCHMARK(BM_decode_q8_0_avx2_widen)->Apply(decode_shapes);
