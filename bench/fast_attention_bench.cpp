@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -537,6 +538,63 @@ void BM_decode_bf16_dot_paged(benchmark::State& s) {
   decode_paged<posenc::bfloat16>(s);
 }
 
+/// A prefill chunk as an engine runs it: range(0) / 8 new tokens, the last of a sequence of range(0), attending
+/// causally to all of it (Hq 32, Hkv 8, fp32, one thread), on a paged cache in blocks of range(1) tokens in a shuffled
+/// order of the pool, or (range(1) = 0) on the contiguous cache holding the same tokens. The first call's outputs are
+/// compared bit for bit with the contiguous call's (the paged contract), so a row that runs measured the right thing.
+void BM_prefill_chunk(benchmark::State& state) {
+  const auto L = static_cast<std::ptrdiff_t>(state.range(0)), Sq = L / 8,
+             bs = static_cast<std::ptrdiff_t>(state.range(1));
+  constexpr std::ptrdiff_t Hq = 32, Hkv = 8, row = Hkv * kD;
+  const auto q = filled<float>(static_cast<std::size_t>(Sq * Hq * kD), 1, 1);
+  const auto k = filled<float>(static_cast<std::size_t>(L * row), 1, 2), v = filled<float>(k.size(), 1, 3);
+  std::vector<float> want(q.size()), out(q.size());
+  posenc::attention_workspace ws;
+  const posenc::fast_attention_options f{.executor = pool(1).as_parallel_for(), .workspace = &ws};
+  using tv = posenc::tensor_view<const float>;
+  using ov = posenc::tensor_view<float>;
+  const auto contiguous = [&](float* o) {
+    posenc::attention(tv::thd(q.data(), Sq, Hq, kD), tv::thd(k.data(), L, Hkv, kD), tv::thd(v.data(), L, Hkv, kD),
+                      ov::thd(o, Sq, Hq, kD), posenc::no_position{}, {.causal = true}, f);
+  };
+  contiguous(want.data());
+  const std::ptrdiff_t b = std::max<std::ptrdiff_t>(bs, 1), nb = (L + b - 1) / b;
+  const std::vector<std::int32_t> table = block_table(nb, true), lengths{static_cast<std::int32_t>(L)};
+  std::vector<float> kp(static_cast<std::size_t>(nb * b * row)), vp(kp.size());
+  for (std::ptrdiff_t j = 0; j < L; ++j) {  // token j into slot j % b of its block
+    const auto at = static_cast<std::ptrdiff_t>(table[static_cast<std::size_t>(j / b)]) * b + j % b;
+    std::copy_n(k.begin() + j * row, row, kp.begin() + at * row);
+    std::copy_n(v.begin() + j * row, row, vp.begin() + at * row);
+  }
+  const posenc::paged_kv<float> kv{.k_blocks = tv::bthd(kp.data(), nb, b, Hkv, kD),
+                                   .v_blocks = tv::bthd(vp.data(), nb, b, Hkv, kD),
+                                   .block_table = table,
+                                   .blocks_per_sequence = nb,
+                                   .lengths = lengths};
+  const auto paged = [&](float* o) {
+    posenc::attention(tv::bthd(q.data(), 1, Sq, Hq, kD), kv, ov::bthd(o, 1, Sq, Hq, kD), posenc::no_position{},
+                      {.causal = true}, f);
+  };
+  if (bs > 0) {
+    paged(out.data());
+    if (std::memcmp(out.data(), want.data(), out.size() * sizeof(float)) != 0) {
+      state.SkipWithError("the paged chunk differs from the contiguous call");
+      return;
+    }
+  }
+  for (auto _ : state) {
+    if (bs > 0)
+      paged(out.data());
+    else
+      contiguous(out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  const double flops = 4.0 * static_cast<double>(Sq) * (static_cast<double>(L) - static_cast<double>(Sq) / 2) *
+                       static_cast<double>(Hq * kD);
+  state.counters["GFLOPs"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * flops, benchmark::Counter::kIsRate);
+}
+
 /// A serving step: one causal prefill of range(0) / 8 tokens and 7 decode steps over range(0) / 8 x 4
 /// cached tokens (Hq 32, Hkv 8), as one ragged call (ragged = 1) or one call per sequence (0).
 void ragged_mix(benchmark::State& state, bool ragged) {
@@ -688,6 +746,13 @@ void paged_shapes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_decode_fp32_paged)->Apply(paged_shapes);
 BENCHMARK(BM_decode_bf16_dot_paged)->Apply(paged_shapes);
+// a prefill chunk on paged caches (blocks of 16 and 256) against the contiguous cache, one thread
+BENCHMARK(BM_prefill_chunk)
+    ->Args({kPrefill / 2, 0})
+    ->Args({kPrefill / 2, 16})
+    ->Args({kPrefill / 2, 256})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ragged_mix)->Args({kCached / 8, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_per_sequence_mix)->Args({kCached / 8, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_decode_q8_0)->Apply(decode_shapes);

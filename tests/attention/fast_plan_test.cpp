@@ -278,6 +278,12 @@ TEST_CASE("plan: a multi-sequence call hands out its work items longest first", 
   std::vector<fd::plan> plans{plan_of(shape(1, 512, 512, 32, 8), {.causal = true})};
   for (int s = 0; s < 7; ++s) plans.push_back(plan_of(shape(1, 1, 2048, 32, 8), {.causal = true}));
   const std::vector<fd::sequence_item> order = fd::longest_first(plans);
+  const auto cost = [&](const fd::sequence_item& e) {  // rows x keys visited by the item itself
+    const fd::plan& p = plans[e.s];
+    const fd::work_item w = p.item(e.n);
+    const auto [kt0, kt1] = p.key_tiles(w);
+    return (kt1 - kt0) * p.TK * p.gpi * p.G * p.tile_queries(w.qt);
+  };
   std::ptrdiff_t total = 0;
   for (const fd::plan& p : plans) total += p.work_items();
   CHECK(static_cast<std::ptrdiff_t>(order.size()) == total);
@@ -289,9 +295,24 @@ TEST_CASE("plan: a multi-sequence call hands out its work items longest first", 
   }
   CHECK(static_cast<std::ptrdiff_t>(seen.size()) == total);
   // a decode item (32 rows x 2048 keys) outweighs the prefill's longest (64 rows x 512 keys)
-  CHECK(order.front().s == 1);
-  CHECK(order.front().cost == 32 * 2048);
-  CHECK(order[7].s == 0);
-  CHECK(order[7].cost == 64 * 512);
-  CHECK(order.back().cost == 64 * 64);  // the first query tile sees one key tile
+  for (std::size_t i = 0; i < 7; ++i) {
+    CHECK(order[i].s == i + 1);
+    CHECK(cost(order[i]) == 32 * 2048);
+  }
+  // the prefill's items follow in its plan's order: per kv head group, last query tile (longest) first,
+  // so the items of one group, which read the same K/V, run one after the other
+  const fd::plan& pre = plans[0];
+  for (std::size_t i = 7; i < order.size(); ++i) {
+    CHECK(order[i].s == 0);
+    CHECK(order[i].n == static_cast<std::ptrdiff_t>(i - 7));
+    CHECK(order[i].cost == 64 * 512);
+    if (i > 7 && pre.item(order[i].n).gs == pre.item(order[i - 1].n).gs) CHECK(cost(order[i - 1]) >= cost(order[i]));
+  }
+  CHECK(cost(order[7]) == 64 * 512);
+  CHECK(cost(order.back()) == 64 * 64);  // the first query tile sees one key tile
+  // a shorter sequence's runs come after a longer one's, whatever their order in the call
+  std::vector<fd::plan> two{plan_of(shape(1, 128, 128, 32, 8), {.causal = true}), pre};
+  const std::vector<fd::sequence_item> o2 = fd::longest_first(two);
+  for (std::size_t i = 0; i < o2.size(); ++i)
+    CHECK(o2[i].s == (i < static_cast<std::size_t>(pre.work_items()) ? 1u : 0u));
 }

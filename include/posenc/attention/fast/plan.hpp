@@ -178,23 +178,37 @@ struct plan {
   return p;
 }
 
-/// A work item of a multi-sequence call: item n of sequence s's plan, and its cost (rows x keys visited).
+/// A work item of a multi-sequence call: item n of sequence s's plan, and the cost it is ordered by
+/// (the rows x keys visited of the longest item of its run, see longest_first).
 struct sequence_item {
   std::size_t s = 0;
   std::ptrdiff_t n = 0, cost = 0;
 };
 
-/// Every work item of the sequences' plans, longest first (ties: sequence order, then item order),
-/// the order the executor hands them out in: a long sequence's items start at once and the short
-/// ones fill in around them, so no thread waits on one long item at the end.
+/// Every work item of the sequences' plans in the order the executor hands them out. Items come in
+/// runs, one per sequence and kv head group, each in its plan's order (last query tiles first, as a
+/// call of its own runs them: the run's items read the same K/V, which stays in L2 from one to the
+/// next); runs go longest first by their longest item (rows x keys visited; ties: sequence order,
+/// then group order), so a long sequence's items start at once, the short ones fill in around them
+/// and no thread waits on one long item at the end. Ordered by item cost alone, one sequence's
+/// prefill chunk alternated kv heads from item to item and ran 3-7 % slower than a call of its own.
 [[nodiscard]] inline std::vector<sequence_item> longest_first(std::span<const plan> plans) {
   std::vector<sequence_item> order;
   for (std::size_t s = 0; s < plans.size(); ++s) {
     const plan& p = plans[s];
+    const std::size_t first = order.size();
     for (std::ptrdiff_t i = 0; i < p.work_items(); ++i) {
       const work_item w = p.item(i);
       const auto [kt0, kt1] = p.key_tiles(w);
       order.push_back({s, i, (kt1 - kt0) * p.TK * p.gpi * p.G * p.tile_queries(w.qt)});
+    }
+    // items of one (batch, group) are contiguous in plan order: nqt x chunks of them
+    const std::size_t run = static_cast<std::size_t>(std::max<std::ptrdiff_t>(p.nqt * p.chunks, 1));
+    for (std::size_t a = first; a < order.size(); a += run) {
+      const std::size_t e = std::min(order.size(), a + run);
+      std::ptrdiff_t longest = 0;
+      for (std::size_t x = a; x < e; ++x) longest = std::max(longest, order[x].cost);
+      for (std::size_t x = a; x < e; ++x) order[x].cost = longest;
     }
   }
   std::stable_sort(order.begin(), order.end(),
