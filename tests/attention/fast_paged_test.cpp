@@ -56,8 +56,9 @@ struct paged_case {
   std::vector<std::vector<T>> k, v;  // contiguous [L_b][Hkv][D] per sequence
   std::vector<T> kpool, vpool;       // [nblocks][bs][Hkv][D]
 
+  // shuffled = false: the pool's blocks in order, so each sequence's blocks follow each other
   paged_case(std::vector<std::int32_t> lens, std::ptrdiff_t hkv, std::ptrdiff_t d, std::ptrdiff_t block,
-             std::uint64_t seed)
+             std::uint64_t seed, bool shuffled = true)
       : Hkv(hkv), D(d), bs(block), lengths(std::move(lens)) {
     for (const std::int32_t L : lengths) per_seq = std::max<std::ptrdiff_t>(per_seq, (L + bs - 1) / bs);
     per_seq += 1;  // a spare column: tables may be longer than the sequence needs
@@ -65,7 +66,7 @@ struct paged_case {
     std::vector<std::int32_t> perm(static_cast<std::size_t>(nblocks));
     std::iota(perm.begin(), perm.end(), 0);
     std::uint64_t x = seed;
-    for (std::size_t i = perm.size(); i > 1; --i) {  // Fisher-Yates with a fixed generator
+    for (std::size_t i = shuffled ? perm.size() : 0; i > 1; --i) {  // Fisher-Yates with a fixed generator
       x = x * 6364136223846793005ull + 1442695040888963407ull;
       std::swap(perm[i - 1], perm[static_cast<std::size_t>((x >> 33) % i)]);
     }
@@ -94,6 +95,14 @@ struct paged_case {
 
   [[nodiscard]] posenc::paged_kv<T> view() const {
     using cv = posenc::tensor_view<const T>;
+    if (padded) {  // blocks of bs + 1 slots, the view showing the first bs of each
+      const std::ptrdiff_t row = Hkv * D;
+      return {.k_blocks = cv::strided(kpad.data(), {nblocks, bs, Hkv, D}, {(bs + 1) * row, row, D, 1}),
+              .v_blocks = cv::strided(vpad.data(), {nblocks, bs, Hkv, D}, {(bs + 1) * row, row, D, 1}),
+              .block_table = table,
+              .blocks_per_sequence = per_seq,
+              .lengths = lengths};
+    }
     if (head_major)
       return {.k_blocks = cv::bhtd(khm.data(), nblocks, Hkv, bs, D),
               .v_blocks = cv::bhtd(vhm.data(), nblocks, Hkv, bs, D),
@@ -133,8 +142,23 @@ struct paged_case {
           }
     head_major = true;
   }
-  bool head_major = false;
-  std::vector<T> khm, vhm;
+  // The same pools with one more slot after each block, holding NaN: a reader that took the next
+  // block for the continuation of this one (the ids follow each other) would read it.
+  void make_padded() {
+    const auto row = static_cast<std::size_t>(Hkv * D), slots = static_cast<std::size_t>(bs);
+    const T nan = static_cast<T>(std::numeric_limits<float>::quiet_NaN());
+    kpad.assign(static_cast<std::size_t>(nblocks) * (slots + 1) * row, nan);
+    vpad.assign(kpad.size(), nan);
+    for (std::size_t blk = 0; blk < static_cast<std::size_t>(nblocks); ++blk) {
+      std::copy_n(kpool.begin() + static_cast<std::ptrdiff_t>(blk * slots * row), slots * row,
+                  kpad.begin() + static_cast<std::ptrdiff_t>(blk * (slots + 1) * row));
+      std::copy_n(vpool.begin() + static_cast<std::ptrdiff_t>(blk * slots * row), slots * row,
+                  vpad.begin() + static_cast<std::ptrdiff_t>(blk * (slots + 1) * row));
+    }
+    padded = true;
+  }
+  bool head_major = false, padded = false;
+  std::vector<T> khm, vhm, kpad, vpad;
 };
 
 // Paged call against one contiguous call per sequence, bitwise, on 1 and 2 threads.
@@ -197,6 +221,26 @@ TEST_CASE("paged: decode and prefill are bit-identical to a contiguous cache", "
   hm.make_head_major();
   check_paged(hm, 1, 4, posenc::no_position{}, {.causal = true});
   check_paged(hm, 20, 4, posenc::no_position{}, {.causal = true});
+}
+
+TEST_CASE("paged: blocks that follow each other in the pool read as one run, bit-identically",
+          "[attention][fast][paged]") {
+  // a pool in order: every sequence's blocks are ids x, x + 1, ... (one spare id between sequences)
+  for (std::ptrdiff_t bs : {16, 8, 6, 1, 256}) {
+    paged_case<float> pc({1000, 37, 300}, 2, 64, bs, 31 + static_cast<std::uint64_t>(bs), false);
+    check_paged(pc, 1, 8, posenc::no_position{}, {.causal = true});
+    check_paged(pc, 9, 4, posenc::alibi({.num_heads = 4}), {.causal = true, .sliding_window = 150});
+    pc.poison_value(0, 195);  // a NaN value the window hides, in a run of blocks
+    check_paged(pc, 1, 8, posenc::no_position{}, {.causal = true, .sliding_window = 100});
+    // blocks with a slot of NaN after each: ids that follow each other are not a run there
+    pc.make_padded();
+    check_paged(pc, 1, 8, posenc::no_position{}, {.causal = true, .sliding_window = 100});
+    check_paged(pc, 37, 4, posenc::no_position{}, {.causal = true});
+  }
+  paged_case<posenc::bfloat16> pb({700, 65}, 2, 64, 16, 5, false);
+  check_paged(pb, 1, 8, posenc::no_position{}, {.causal = true});
+  pb.make_head_major();  // head-major blocks: a block's next token is not the next block's first
+  check_paged(pb, 1, 4, posenc::no_position{}, {.causal = true});
 }
 
 namespace {

@@ -11,8 +11,9 @@
 // contiguous cache holding the same tokens, one call per sequence, for any thread count.
 // Decode tiles (64 keys) are read in place, block by block when they span blocks of a multiple of
 // 4 tokens; other block sizes copy a spanning tile into the work item's scratch first
-// (fast/driver.hpp: decode_item, decode_tile). Not here: key transforms (the cache
-// holds rotated keys: transform_keys = true with a transforming encoder is a config_error) and per-call masks.
+// (fast/driver.hpp: decode_item, decode_tile). Blocks that follow each other in the pool (ids x,
+// x + 1 of a pool stored back to back) are read as one run, as a contiguous cache is. Not here: key transforms (the
+// cache holds rotated keys: transform_keys = true with a transforming encoder is a config_error) and per-call masks.
 #pragma once
 
 #include <algorithm>
@@ -108,8 +109,8 @@ void paged_attention(tensor_view<const float> q, const paged_kv<TK, TV>& kv, ten
     const std::int32_t* blocks = kv.block_table.data() + b * kv.blocks_per_sequence;
     const auto& m = masks[static_cast<std::size_t>(b)];
     seqs.push_back({kernel_queries(batch_of(qall, b), ob, enc, o, m, ws.sequence(seqs.size())),
-                    {.view = kv.k_blocks, .blocks = blocks, .block_size = bs},
-                    {.view = kv.v_blocks, .blocks = blocks, .block_size = bs},
+                    {.view = kv.k_blocks, .blocks = blocks, .block_size = bs, .nblocks = (sk + bs - 1) / bs},
+                    {.view = kv.v_blocks, .blocks = blocks, .block_size = bs, .nblocks = (sk + bs - 1) / bs},
                     ob,
                     sk,
                     &m});

@@ -104,15 +104,23 @@ struct kv_rows {
   tensor_view<const T> view;
   const std::int32_t* blocks = nullptr;  // paged: the sequence's block ids; null: view is the operand
   std::ptrdiff_t block_size = 0;
+  std::ptrdiff_t nblocks = 0;  // paged: the ids the sequence's keys use (ceil(keys / block_size))
 
   [[nodiscard]] const T* row(std::ptrdiff_t b, std::ptrdiff_t j, std::ptrdiff_t h) const noexcept {
     if (blocks == nullptr) return view.row(b, j, h);
     return view.row(blocks[j / block_size], j % block_size, h);
   }
   [[nodiscard]] std::ptrdiff_t stride(axis a) const noexcept { return view.stride(a); }
-  /// Keys from j on that lie one token stride apart: all for a view, the rest of j's block if paged.
+  /// Keys from j on that lie one token stride apart: all for a view; if paged, the rest of j's block
+  /// and of the blocks after it that follow it in the pool (ids x, x + 1, ... of a pool that stores
+  /// its blocks back to back, as a fresh pool hands them out), up to max_run keys.
+  static constexpr std::ptrdiff_t max_run = 512;
   [[nodiscard]] std::ptrdiff_t run(std::ptrdiff_t j) const noexcept {
-    return blocks == nullptr ? std::numeric_limits<std::ptrdiff_t>::max() : block_size - j % block_size;
+    if (blocks == nullptr) return std::numeric_limits<std::ptrdiff_t>::max();
+    std::ptrdiff_t x = j / block_size, n = block_size - j % block_size;
+    if (view.stride(axis::batch) == block_size * view.stride(axis::token))
+      for (; n < max_run && x + 1 < nblocks && blocks[x + 1] == blocks[x] + 1; ++x) n += block_size;
+    return n;
   }
 };
 
