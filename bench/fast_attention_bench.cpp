@@ -63,17 +63,28 @@ posenc::thread_pool& pool(int threads) {
   return threads == 1 ? one : two;
 }
 
-/// A block table over nb blocks of a pool: the pool order, or (shuffled) a fixed pseudo-random permutation of it,
-/// as a pool that has served many sequences hands out its free blocks.
-std::vector<std::int32_t> block_table(std::ptrdiff_t nb, bool shuffled) {
+/// How a sequence's blocks lie in the pool (the block_table rows of the paged benches).
+enum class block_order {
+  pool = 0,         // ids 0, 1, 2, ...: as a fresh pool hands out a prompt's blocks (read as one run)
+  shuffled = 1,     // a fixed pseudo-random permutation: a pool that has served many sequences
+  interleaved = 2,  // ids 0, 2, 4, ... of a pool twice as large: two sequences growing side by side
+};
+
+/// A block table of nb blocks in the given order (pool_blocks(nb, order) blocks in the pool).
+std::vector<std::int32_t> block_table(std::ptrdiff_t nb, block_order order) {
   std::vector<std::int32_t> table(static_cast<std::size_t>(nb));
   std::iota(table.begin(), table.end(), 0);
+  if (order == block_order::interleaved)
+    for (std::int32_t& id : table) id *= 2;
   std::uint32_t x = 12345;
-  for (std::size_t i = shuffled ? table.size() : 0; i > 1; --i) {
+  for (std::size_t i = order == block_order::shuffled ? table.size() : 0; i > 1; --i) {
     x = x * 1664525u + 1013904223u;
     std::swap(table[i - 1], table[x % i]);
   }
   return table;
+}
+std::ptrdiff_t pool_blocks(std::ptrdiff_t nb, block_order order) {
+  return order == block_order::interleaved ? 2 * nb : nb;
 }
 
 // ---- anchors ----
@@ -244,7 +255,7 @@ void BM_anchor_read_paged(benchmark::State& state) {
   const std::ptrdiff_t bs = state.range(2), prefetch = state.range(5), tile = 64;
   const std::vector<float>& buf = read_buffer(bytes);
   const auto row = static_cast<std::ptrdiff_t>(buf.size() / 2 / kCached);  // floats per token (all kv heads)
-  const std::vector<std::int32_t> table = block_table(kCached / bs, state.range(3) != 0);
+  const std::vector<std::int32_t> table = block_table(kCached / bs, static_cast<block_order>(state.range(3)));
   const std::ptrdiff_t chunk = std::min(bs, tile);  // tokens per piece: the tile's part in one block
   std::vector<const float*> pieces;
   for (std::ptrdiff_t j0 = 0; j0 < kCached; j0 += tile)
@@ -498,9 +509,9 @@ void BM_decode_bf16_dot_head_major(benchmark::State& s) {
 }
 
 /// BM_decode_fp32's (T = float) or BM_decode_bf16_dot's problem on a paged cache: blocks of range(2)
-/// tokens in a shuffled order of the pool (range(3) = 1; 0: in pool order, which separates the cost of
-/// jumping between blocks from that of going block by block), read in place (a 64-key tile spanning
-/// blocks of 16 block by block).
+/// tokens in the block_order range(3) (shuffled: the target row; in pool order the blocks read as one
+/// run; interleaved: block by block with short jumps forward), read in place (a 64-key tile spanning
+/// blocks of 16 that are not one run goes block by block).
 template <class T>
 void decode_paged(benchmark::State& state) {
   const auto L = static_cast<std::ptrdiff_t>(state.range(0));
@@ -509,15 +520,17 @@ void decode_paged(benchmark::State& state) {
   constexpr std::ptrdiff_t Hq = 32, Hkv = 8;
   const std::ptrdiff_t nb = (L + bs - 1) / bs;
   const auto q = filled<float>(Hq * kD, 1, 1);
-  const auto k = filled<T>(static_cast<std::size_t>(nb * bs * Hkv * kD), 1, 2), v = filled<T>(k.size(), 1, 3);
-  const std::vector<std::int32_t> table = block_table(nb, state.range(3) != 0);
+  const auto order = static_cast<block_order>(state.range(3));
+  const std::ptrdiff_t np = pool_blocks(nb, order);
+  const auto k = filled<T>(static_cast<std::size_t>(np * bs * Hkv * kD), 1, 2), v = filled<T>(k.size(), 1, 3);
+  const std::vector<std::int32_t> table = block_table(nb, order);
   const std::vector<std::int32_t> lengths{static_cast<std::int32_t>(L)};
   std::vector<float> out(q.size());
   posenc::attention_workspace ws;
   const posenc::fast_attention_options f{.executor = pool(threads).as_parallel_for(), .workspace = &ws};
   using tv = posenc::tensor_view<const T>;
-  const posenc::paged_kv<T> kv{.k_blocks = tv::bthd(k.data(), nb, bs, Hkv, kD),
-                               .v_blocks = tv::bthd(v.data(), nb, bs, Hkv, kD),
+  const posenc::paged_kv<T> kv{.k_blocks = tv::bthd(k.data(), np, bs, Hkv, kD),
+                               .v_blocks = tv::bthd(v.data(), np, bs, Hkv, kD),
                                .block_table = table,
                                .blocks_per_sequence = nb,
                                .lengths = lengths};
@@ -559,7 +572,7 @@ void BM_prefill_chunk(benchmark::State& state) {
   };
   contiguous(want.data());
   const std::ptrdiff_t b = std::max<std::ptrdiff_t>(bs, 1), nb = (L + b - 1) / b;
-  const std::vector<std::int32_t> table = block_table(nb, true), lengths{static_cast<std::int32_t>(L)};
+  const std::vector<std::int32_t> table = block_table(nb, block_order::shuffled), lengths{static_cast<std::int32_t>(L)};
   std::vector<float> kp(static_cast<std::size_t>(nb * b * row)), vp(kp.size());
   for (std::ptrdiff_t j = 0; j < L; ++j) {  // token j into slot j % b of its block
     const auto at = static_cast<std::ptrdiff_t>(table[static_cast<std::size_t>(j / b)]) * b + j % b;
@@ -741,7 +754,7 @@ BENCHMARK(BM_decode_bf16_dot_head_major)->Apply(decode_shapes);
 // step against the same sequences one call each (scripts/attention-ratios: paged / contiguous, ragged / per-sequence)
 void paged_shapes(benchmark::internal::Benchmark* b) {
   b->Args({kCached, 1, 16, 1})->Args({kCached, 1, 256, 1})->Args({kCached, 2, 16, 1})->Args({kCached, 2, 256, 1});
-  b->Args({kCached, 1, 16, 0});
+  b->Args({kCached, 1, 16, 0})->Args({kCached, 1, 16, 2});
   b->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 BENCHMARK(BM_decode_fp32_paged)->Apply(paged_shapes);
