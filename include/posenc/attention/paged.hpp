@@ -12,8 +12,9 @@
 // Decode tiles (64 keys) are read in place, block by block when they span blocks of a multiple of
 // 4 tokens; other block sizes copy a spanning tile into the work item's scratch first
 // (fast/driver.hpp: decode_item, decode_tile). Blocks that follow each other in the pool (ids x,
-// x + 1 of a pool stored back to back) are read as one run, as a contiguous cache is. Not here: key transforms (the
-// cache holds rotated keys: transform_keys = true with a transforming encoder is a config_error) and per-call masks.
+// x + 1 of a pool stored back to back) are read as one run, as a contiguous cache is. Not here:
+// key transforms (the cache holds rotated keys: transform_keys = true with a transforming encoder
+// is a config_error) and per-call masks.
 #pragma once
 
 #include <algorithm>

@@ -190,8 +190,8 @@ struct sequence_item {
 /// call of its own runs them: the run's items read the same K/V, which stays in L2 from one to the
 /// next); runs go longest first by their longest item (rows x keys visited; ties: sequence order,
 /// then group order), so a long sequence's items start at once, the short ones fill in around them
-/// and no thread waits on one long item at the end. Ordered by item cost alone, one sequence's
-/// prefill chunk alternated kv heads from item to item and ran 3-7 % slower than a call of its own.
+/// and no thread waits on one long item at the end. (Ordered by item cost alone, one sequence's
+/// items would alternate kv heads and find nothing in L2: docs/performance.md, paged caches.)
 [[nodiscard]] inline std::vector<sequence_item> longest_first(std::span<const plan> plans) {
   std::vector<sequence_item> order;
   for (std::size_t s = 0; s < plans.size(); ++s) {
