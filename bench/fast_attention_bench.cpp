@@ -16,6 +16,7 @@
 #include <benchmark/benchmark.h>
 
 #include <posenc/attention/attention.hpp>
+#include <posenc/attention/fast/kernels.hpp>
 #include <posenc/attention/fast/prefetch.hpp>
 #include <posenc/attention/paged.hpp>
 #include <posenc/attention/ragged.hpp>
@@ -551,6 +552,36 @@ void BM_decode_bf16_dot_paged(benchmark::State& s) {
   decode_paged<posenc::bfloat16>(s);
 }
 
+/// The two in-place fp32 decode passes alone, as decode_item calls them on one 64-key tile of a token-major
+/// cache (8 kv heads, 4 query rows each, D 128), cycling over range(1) tiles (1: K and V in L2; 64: in L3):
+/// range(0) = 0 QK^T, 1 QK^T with the V prefetches the DRAM rows issue beside it, 2 PV. ns per key and kv
+/// head (the s/key/head counter); a core at f GHz needs 16 / f ns for a pass's 32 multiply-adds at two a cycle.
+void BM_decode_pass(benchmark::State& state) {
+  const auto pass = state.range(0), tiles = state.range(1);
+  constexpr int D = 128, Rg = 4, heads = 8, n = 64;
+  constexpr std::ptrdiff_t ks = heads * D;
+  const posenc::detail::tile_kernels kern = posenc::detail::active_tile_kernels();
+  const auto q = filled<float>(heads * Rg * D, 1, 1);
+  const auto k = filled<float>(static_cast<std::size_t>(tiles * n * ks), 1, 2), v = filled<float>(k.size(), 1, 3);
+  std::vector<float> s(heads * Rg * n, 0.01f), o(heads * Rg * D);
+  std::vector<const float*> rows(heads * Rg);
+  for (int r = 0; r < heads * Rg; ++r) rows[static_cast<std::size_t>(r)] = q.data() + r * D;
+  std::ptrdiff_t t = 0;
+  for (auto _ : state) {
+    const float *kt = k.data() + t * n * ks, *vt = v.data() + t * n * ks;
+    if (pass == 2)
+      kern.pv_heads_f32(s.data(), n, Rg, heads, vt, ks, D, n, D, o.data(), D, nullptr, 0);
+    else
+      kern.qk_heads_f32(rows.data(), Rg, heads, kt, ks, D, n, D, 0.1f, s.data(), n, pass == 1 ? vt : nullptr, ks * 4,
+                        D * 4, D * 4, 0);
+    benchmark::DoNotOptimize(s.data());
+    benchmark::DoNotOptimize(o.data());
+    t = t + 1 == tiles ? 0 : t + 1;
+  }
+  state.counters["s/key/head"] = benchmark::Counter(static_cast<double>(state.iterations()) * n * heads,
+                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 /// A prefill chunk as an engine runs it: range(0) / 8 new tokens, the last of a sequence of range(0), attending
 /// causally to all of it (Hq 32, Hkv 8, fp32, one thread), on a paged cache in blocks of range(1) tokens in a shuffled
 /// order of the pool, or (range(1) = 0) on the contiguous cache holding the same tokens. The first call's outputs are
@@ -759,6 +790,7 @@ void paged_shapes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_decode_fp32_paged)->Apply(paged_shapes);
 BENCHMARK(BM_decode_bf16_dot_paged)->Apply(paged_shapes);
+BENCHMARK(BM_decode_pass)->ArgsProduct({{0, 1, 2}, {1, 64}});
 // a prefill chunk on paged caches (blocks of 16 and 256) against the contiguous cache, one thread
 BENCHMARK(BM_prefill_chunk)
     ->Args({kPrefill / 2, 0})
