@@ -20,7 +20,7 @@
 #include <string_view>
 #include <utility>
 
-#include <posenc/kernels/types.hpp>
+#include <posenc/core/pairing.hpp>
 
 namespace posenc::inline v0 {
 
@@ -93,8 +93,8 @@ struct architecture {
   std::string_view gguf_arch{};      ///< llama.cpp general.architecture ("" when llama.cpp has none)
   std::string_view gguf_aliases{};   ///< further llama.cpp architecture names, comma-separated
   positional_family positional = positional_family::rope;
-  kernels::pairing hf_layout = kernels::pairing::half_split;    ///< pairs in HF's weight layout
-  kernels::pairing gguf_layout = kernels::pairing::half_split;  ///< pairs llama.cpp rotates (GGUF tensors)
+  pairing hf_layout = pairing::half_split;    ///< pairs in HF's weight layout
+  pairing gguf_layout = pairing::half_split;  ///< pairs llama.cpp rotates (GGUF tensors)
   partial_rule partial = partial_rule::full;
   double default_partial = 1;    ///< class default of the rotated fraction (or rotary_dim for GPT-J)
   double default_theta = 10000;  ///< class default rope_theta
@@ -154,7 +154,7 @@ inline constexpr std::array<std::pair<std::string_view, std::string_view>, 11> n
 
 namespace detail::arch {
 
-using P = kernels::pairing;
+using P = pairing;
 inline constexpr P half = P::half_split;
 inline constexpr P inter = P::interleaved;
 // Commits of the versions read (the reference index stores several per file).

@@ -18,11 +18,9 @@
 #include <cstdint>
 
 #include <posenc/core/element.hpp>
+#include <posenc/core/pairing.hpp>
 
 namespace posenc::inline v0::kernels {
-
-/// Which elements of the rotary slice form pair k (see the sketch above).
-enum class pairing : unsigned char { interleaved, half_split };
 
 /// Shape of one head row. Preconditions (checked by POSENC_ASSERT): rotary_dim even and >= 2,
 /// offset >= 0, offset + rotary_dim <= head_dim.

@@ -16,7 +16,7 @@
 #include <variant>
 #include <vector>
 
-#include <posenc/kernels/types.hpp>
+#include <posenc/core/pairing.hpp>
 #include <posenc/rope/angles.hpp>
 
 namespace posenc::inline v0 {
@@ -139,7 +139,7 @@ struct rope_config {
   partial_rotary_mode partial_mode = partial_rotary_mode::prefix;
   std::ptrdiff_t rotary_offset = 0;  ///< first rotated element inside the head (DeepSeek nope-first, ggml n_offs)
   double theta = 10000;              ///< base (rope_theta)
-  kernels::pairing layout = kernels::pairing::half_split;
+  pairing layout = pairing::half_split;
   rope_scaling scaling = default_scaling{};
   angle_mode angles = angle_mode::exact;
   bool allow_compression = false;  ///< permit factor < 1 (frequencies go up)
