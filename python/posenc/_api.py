@@ -81,7 +81,8 @@ def _options(kw: dict) -> dict:
 def attention(q, k, v, encoder=None, *, causal=False, window=None, chunk=None, softcap=None, sinks=None,
               scale=None, query_positions=None, key_positions=None, key_lengths=None, key_mask=None,
               query_segments=None, key_segments=None, transform_queries=True, transform_keys=True,
-              cu_seqlens_q=None, cu_seqlens_k=None, return_lse=False, out=None, layout="bshd"):
+              cu_seqlens_q=None, cu_seqlens_k=None, return_lse=False, out=None, layout="bshd",
+              bf16_dot_products=True, q8_0_int8_dot_products=True):
     """posenc's fused attention (``posenc::attention``): fp32 q and out; k, v float32, bfloat16,
     float16 or q8_0 blocks (``quantize_q8_0``).
 
@@ -90,7 +91,9 @@ def attention(q, k, v, encoder=None, *, causal=False, window=None, chunk=None, s
     natural log of each row's softmax denominator [B, Hq, Sq] (what ``attention_backward`` takes).
     Options as ``posenc::attention_options``: ``window`` = sliding window, ``chunk`` = attention
     chunk, ``softcap`` = logit soft-cap, ``sinks`` = one logit per query head. A ragged batch passes
-    ``cu_seqlens_q`` / ``cu_seqlens_k`` with B = 1.
+    ``cu_seqlens_q`` / ``cu_seqlens_k`` with B = 1. ``bf16_dot_products`` / ``q8_0_int8_dot_products``
+    (on by default where the CPU has the instructions) trade the decode path's bound for speed as
+    ``posenc::fast_attention_options`` documents; False gives the exact kernels.
     """
     swap = _check_layout(layout)
     qv, kv, vv = (_swap(q), _swap(k), _swap(v)) if swap else (q, k, v)
@@ -107,7 +110,8 @@ def attention(q, k, v, encoder=None, *, causal=False, window=None, chunk=None, s
                                        key_lengths=key_lengths, key_mask=key_mask, query_segments=query_segments,
                                        key_segments=key_segments, transform_queries=transform_queries,
                                        transform_keys=transform_keys, cu_seqlens_q=cu_seqlens_q,
-                                       cu_seqlens_k=cu_seqlens_k)))
+                                       cu_seqlens_k=cu_seqlens_k, bf16_dot_products=bf16_dot_products,
+                                       q8_0_int8_dot_products=q8_0_int8_dot_products)))
     return (out, lse) if return_lse else out
 
 

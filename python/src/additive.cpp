@@ -155,7 +155,10 @@ void init_additive(py::module_& m) {
         require_dtype(x, {dtype::f32});
         const std::ptrdiff_t D = x.ndim ? x.shape[static_cast<std::size_t>(x.ndim - 1)] : 0;
         if (D % 32 != 0) throw py::value_error("x: the last axis must be a multiple of 32, got " + std::to_string(D));
-        if (x.ndim > 1 && x.strides[static_cast<std::size_t>(x.ndim - 2)] != D) throw py::value_error("x: must be contiguous");
+        require_contiguous(x);
+        require_contiguous(y);
+        require_writable(y);
+        if (y.type != dtype::u8 || y.size() != x.size() / 32 * 34) throw py::value_error("out: expected uint8 [..., D/32, 34]");
         auto* out = static_cast<block_q8_0*>(y.data);
         const std::ptrdiff_t rows = x.size() / std::max<std::ptrdiff_t>(D, 1);
         for (std::ptrdiff_t r = 0; r < rows; ++r)
@@ -166,6 +169,10 @@ void init_additive(py::module_& m) {
       "_dequantize_q8_0",
       [](py::handle yo, py::handle xo) {
         const array_ref y = get_array(yo, "blocks"), x = get_array(xo, "out");
+        require_contiguous(y);
+        require_contiguous(x);
+        require_dtype(x, {dtype::f32});
+        if (y.type != dtype::u8 || x.size() != y.size() / 34 * 32) throw py::value_error("blocks: expected uint8 [..., n, 34]");
         const auto* in = static_cast<const block_q8_0*>(y.data);
         const std::ptrdiff_t n = x.size();
         posenc::kernels::dequantize_row_q8_0(in, static_cast<float*>(x.data), n);

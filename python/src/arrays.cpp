@@ -212,6 +212,15 @@ void require_ndim(const array_ref& a, int n, const char* layout) {
                           a.shape_text());
 }
 
+void require_contiguous(const array_ref& a) {
+  std::ptrdiff_t want = 1;
+  for (int i = a.ndim; i-- > 0;) {
+    const auto u = static_cast<std::size_t>(i);
+    if (a.shape[u] > 1 && a.strides[u] != want) throw py::value_error(a.name + ": must be contiguous");
+    want *= a.shape[u];
+  }
+}
+
 void require_writable(const array_ref& a) {
   if (!a.writable) throw py::value_error(a.name + ": a read-only array (the result is written into it)");
 }

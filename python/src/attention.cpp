@@ -104,6 +104,10 @@ void fill_options(call_args& a, const py::kwargs& kw, std::ptrdiff_t, std::ptrdi
       o.transform_queries = value.cast<bool>();
     } else if (k == "transform_keys") {
       o.transform_keys = value.cast<bool>();
+    } else if (k == "bf16_dot_products") {
+      a.bf16_dot_products = value.cast<bool>();
+    } else if (k == "q8_0_int8_dot_products") {
+      a.q8_0_int8_dot_products = value.cast<bool>();
     } else if (k == "cu_seqlens_q") {
       a.cu_q = narrow<std::int32_t>(int_vector(value, "cu_seqlens_q"), "cu_seqlens_q");
       a.ragged = true;

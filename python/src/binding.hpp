@@ -75,6 +75,8 @@ array_ref get_array(py::handle obj, const char* name);
 void require_dtype(const array_ref& a, std::initializer_list<dtype> allowed);
 /// ValueError unless a.ndim == n.
 void require_ndim(const array_ref& a, int n, const char* layout);
+/// ValueError unless the array is C-contiguous.
+void require_contiguous(const array_ref& a);
 /// ValueError unless the array is writable.
 void require_writable(const array_ref& a);
 
@@ -231,6 +233,7 @@ struct call_args {
   std::vector<std::int32_t> qseg, kseg, cu_q, cu_k, block_table, lengths;
   std::vector<double> sinks;
   bool ragged = false;
+  bool bf16_dot_products = true, q8_0_int8_dot_products = true;  // fast_attention_options
   std::ptrdiff_t blocks_per_sequence = 0;
 };
 

@@ -1,5 +1,6 @@
 // python/src/module.cpp — the extension module posenc._posenc: exceptions and the parts' registration.
 #include <posenc/core/errors.hpp>
+#include <posenc/kernels/isa.hpp>
 #include <posenc/version.hpp>
 
 #include "binding.hpp"
@@ -20,6 +21,8 @@ PYBIND11_MODULE(_posenc, m) {
       config_error(e.what());
     }
   });
+  m.def("_isa", [] { return std::string(posenc::kernels::isa_name(posenc::kernels::active_isa())); },
+        "The kernel ISA posenc's dispatch chose on this CPU.");
   pyposenc::init_arrays(m);
   pyposenc::init_transforms(m);
   pyposenc::init_additive(m);

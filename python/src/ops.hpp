@@ -61,6 +61,8 @@ void run_attention(const call_args& a, const E& e) {
   const auto out = view4<float>(a.out);
   auto fast = fast_options();
   fast.log_sum_exp = a.lse;
+  fast.bf16_dot_products = a.bf16_dot_products;
+  fast.q8_0_int8_dot_products = a.q8_0_int8_dot_products;
   with_kv(a, [&](auto k, auto v) {
     if (a.ragged) {
       const posenc::ragged_batch rb{a.cu_q, a.cu_k};
@@ -82,7 +84,10 @@ void run_paged(const call_args& a, const E& e) {
                                   .block_table = a.block_table,
                                   .blocks_per_sequence = a.blocks_per_sequence,
                                   .lengths = a.lengths};
-    posenc::attention(q, kv, out, e, a.opts, fast_options());
+    auto fast = fast_options();
+    fast.bf16_dot_products = a.bf16_dot_products;
+    fast.q8_0_int8_dot_products = a.q8_0_int8_dot_products;
+    posenc::attention(q, kv, out, e, a.opts, fast);
   });
 }
 
