@@ -39,6 +39,8 @@ from ._posenc import (  # noqa: F401
     t5_bucket,
 )
 from ._api import (  # noqa: F401
+    KVCache,
+    PagedKVCache,
     attention,
     attention_backward,
     dequantize_q8_0,
@@ -47,3 +49,8 @@ from ._api import (  # noqa: F401
     sdpa,
     sdpa_backward,
 )
+
+try:
+    from ._posenc import ModelConfig, load_config  # noqa: F401  (built with nlohmann-json)
+except ImportError:  # pragma: no cover
+    pass

@@ -219,3 +219,41 @@ def dequantize_q8_0(blocks):
     out = _empty(blocks, s[:-2] + (s[-2] * 32,), "float32")
     _posenc._dequantize_q8_0(blocks, out)
     return out
+
+
+class KVCache(_posenc._KVCache):
+    """One layer's KV cache (``posenc::kv_cache<float>``): keys stored after the encoder's key
+    transform with their positions; ``append``, ``attend``, ``shift_window``; length-dependent RoPE
+    schedules steered by ``policy`` ('rerotate_cached_keys', 'drop_cache', 'keep_stale'); keys and/or
+    values stored as 'q8_0' blocks."""
+
+    def attend(self, encoder, q, q_positions, *, causal=True, window=None, chunk=None, softcap=None, sinks=None,
+               scale=None, out=None):
+        """Attention of q [B, Sq, Hq, D] at q_positions [B * Sq] over every cached token."""
+        B, Sq, Hq, _ = _rank4(q, "q")
+        if out is None:
+            out = _empty(q, (B, Sq, Hq, self.value_dim), "float32")
+        self._attend(encoder, q, out, q_positions, **_options(dict(causal=causal, window=window, chunk=chunk,
+                                                                   softcap=softcap, sinks=sinks, scale=scale)))
+        return out
+
+
+class PagedKVCache(_posenc._PagedKVCache):
+    """One layer's paged KV cache (``posenc::paged_kv_cache``, vLLM's block layout): sequences grow by
+    taking free blocks of a pool allocated once; token i of a sequence sits at position i."""
+
+    def __init__(self, *, kv_heads, head_dim, value_dim=None, block_size=16, num_blocks, key_type="float32",
+                 value_type="float32"):
+        super().__init__(kv_heads=kv_heads, head_dim=head_dim, value_dim=value_dim, block_size=block_size,
+                         num_blocks=num_blocks, key_type=key_type, value_type=value_type)
+        self.value_dim = value_dim or head_dim
+
+    def attend(self, encoder, sequences, q, *, causal=True, window=None, chunk=None, softcap=None, sinks=None,
+               scale=None, out=None):
+        """q [len(sequences), Sq, Hq, D] holds each sequence's last Sq tokens; returns out [.., Dv]."""
+        B, Sq, Hq, _ = _rank4(q, "q")
+        if out is None:
+            out = _empty(q, (B, Sq, Hq, self.value_dim), "float32")
+        self._attend(encoder, list(sequences), q, out, **_options(dict(causal=causal, window=window, chunk=chunk,
+                                                                       softcap=softcap, sinks=sinks, scale=scale)))
+        return out

@@ -304,7 +304,7 @@ void init_t5(py::module_& m);
 void init_shaw(py::module_& m);
 void init_attention(py::module_& m);
 void init_caches(py::module_& m);
-void init_config(py::module_& m);
+void init_config(py::module_& m);  // config.cpp, built with nlohmann-json
 
 /// Thread limit for posenc's pool (0: all of the pool's threads); the executor using it.
 int& max_threads() noexcept;

@@ -30,4 +30,8 @@ PYBIND11_MODULE(_posenc, m) {
   pyposenc::init_t5(m);
   pyposenc::init_shaw(m);
   pyposenc::init_attention(m);
+  pyposenc::init_caches(m);
+#ifdef POSENC_PYTHON_CONFIG
+  pyposenc::init_config(m);
+#endif
 }
