@@ -70,6 +70,7 @@ struct arguments {
 
   // model
   bool supported_markdown = false;  ///< --supported-markdown
+  bool generic = false;             ///< --generic (rope, model): read an unknown family's keys at face value
 
   // tour
   std::string out_dir = "posenc-tour";  ///< --out DIR
@@ -327,6 +328,9 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
         s->add_option("--config", a.config, "The model: a Hugging Face config.json or a .gguf file")
             ->type_name("FILE")
             ->check(non_empty("file name"));
+    s->add_flag("--generic", a.generic,
+                "Read a model type posenc does not know at face value (every guess listed as a warning) instead "
+                "of refusing it");
   }
   for (CLI::App* s : {rope, sinusoidal})
     s->add_option_function<std::string>(

@@ -96,88 +96,47 @@ inline void save_plot(const svg::doc& d, const std::string& path) {
 
 // ---------------------------------------------------------------------------------------------- rope
 
-/// Loads a config.json or a .gguf (recognised by its magic bytes).
-inline posenc::model_config load_model(const std::string& path) {
+/// Loads a config.json or a .gguf (recognised by its magic bytes); `generic` reads an unknown family's
+/// keys at face value instead of refusing it.
+inline posenc::model_config load_model(const std::string& path, bool generic) {
   std::ifstream probe(path, std::ios::binary);
   if (!probe) throw posenc::config_error(path, "cannot open file");
   char magic[4] = {};
   probe.read(magic, 4);
-  if (probe.gcount() == 4 && std::string_view(magic, 4) == "GGUF") return posenc::load_gguf_file(path);
-  const auto root = posenc::parse_config_json(posenc::read_text_file(path), path);
-  // Multimodal configs (Qwen3-VL, Gemma 3, Llama 4) keep the text model under text_config.
-  if (const auto* tc = root.find("text_config"); tc && tc->is_object() && !root.find("num_hidden_layers")) {
-    auto m = posenc::load_hf_config(*tc);
-    if (const auto* mt = root.find("model_type"); mt && mt->is_string()) m.model_type = mt->as_string();
-    return m;
-  }
-  return posenc::load_hf_config(root);
+  const posenc::load_options o{.generic = generic};
+  if (probe.gcount() == 4 && std::string_view(magic, 4) == "GGUF") return posenc::load_gguf_file(path, o);
+  return posenc::load_hf_config(posenc::parse_config_json(posenc::read_text_file(path), path), o);
 }
 
 inline std::string layout_name(posenc::kernels::pairing p) {
   return p == posenc::kernels::pairing::interleaved ? "interleaved" : "half_split";
 }
 
-/// The scaling's parameters in words, for the report.
+/// The scaling's parameters in words, for the report (the scaling's descriptor says).
 inline std::string describe(const posenc::rope_scaling& s) {
-  using namespace posenc;
-  std::ostringstream o;
-  std::visit(
-      [&](const auto& v) {
-        using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, linear_scaling>) {
-          o << "factor " << fmt(v.factor);
-        } else if constexpr (std::is_same_v<V, ntk_scaling>) {
-          o << "alpha " << fmt(v.alpha);
-        } else if constexpr (std::is_same_v<V, dynamic_ntk_scaling>) {
-          o << "factor " << fmt(v.factor) << ", original_max_position " << v.original_max_position;
-        } else if constexpr (std::is_same_v<V, yarn_scaling>) {
-          o << "factor " << fmt(v.factor) << ", original_max_position " << v.original_max_position << ", beta_fast "
-            << fmt(v.beta_fast) << ", beta_slow " << fmt(v.beta_slow) << ", truncate "
-            << (v.truncate ? "true" : "false");
-          if (v.attention_factor) o << ", attention_factor " << fmt(*v.attention_factor);
-          if (v.mscale) o << ", mscale " << fmt(*v.mscale);
-          if (v.mscale_all_dim) o << ", mscale_all_dim " << fmt(*v.mscale_all_dim);
-        } else if constexpr (std::is_same_v<V, llama3_scaling>) {
-          o << "factor " << fmt(v.factor) << ", low_freq_factor " << fmt(v.low_freq_factor) << ", high_freq_factor "
-            << fmt(v.high_freq_factor) << ", original_max_position " << v.original_max_position;
-        } else if constexpr (std::is_same_v<V, longrope_scaling>) {
-          o << v.short_factor.size() << " short / " << v.long_factor.size() << " long factors, original_max_position "
-            << v.original_max_position;
-          if (v.factor) o << ", factor " << fmt(*v.factor);
-          if (v.max_position) o << ", max_position " << v.max_position;
-          if (v.attention_factor) o << ", attention_factor " << fmt(*v.attention_factor);
-        } else if constexpr (std::is_same_v<V, frequency_factors>) {
-          o << v.factors.size() << " per-pair factors";
-        }
-      },
-      s);
-  return o.str();
+  return posenc::describe_scaling(s);
 }
 
 /// Lengths worth marking on the wavelength plot: the pre-training context and the extended one.
 inline std::optional<std::int64_t> original_length(const posenc::rope_scaling& s) {
-  using namespace posenc;
-  if (auto* y = std::get_if<yarn_scaling>(&s)) return y->original_max_position;
-  if (auto* l = std::get_if<llama3_scaling>(&s)) return l->original_max_position;
-  if (auto* d = std::get_if<dynamic_ntk_scaling>(&s)) return d->original_max_position;
-  if (auto* r = std::get_if<longrope_scaling>(&s)) return r->original_max_position;
-  return std::nullopt;
+  return posenc::scaling_original_length(s);
 }
 
 /// The per-layer description of the model at `path`; absent when the config does not say how many
 /// layers it has (then there is nothing per layer to report). Malformed per-layer keys throw.
-inline std::optional<posenc::layered_config> load_layers(const std::string& path) {
+inline std::optional<posenc::layered_config> load_layers(const std::string& path, bool generic) {
   std::ifstream probe(path, std::ios::binary);
   char magic[4] = {};
   probe.read(magic, 4);
   const bool gguf = probe.gcount() == 4 && std::string_view(magic, 4) == "GGUF";
+  const posenc::load_options o{.generic = generic};
   try {
     if (gguf) {
       std::ifstream in(path, std::ios::binary);
       const auto c = posenc::read_gguf(in, path);
-      return posenc::load_gguf_layered(c.metadata, &c.tensors);
+      return posenc::load_gguf_layered(c.metadata, &c.tensors, o);
     }
-    return posenc::load_hf_layered(posenc::parse_config_json(posenc::read_text_file(path), path));
+    return posenc::load_hf_layered(posenc::parse_config_json(posenc::read_text_file(path), path), o);
   } catch (const posenc::config_error& e) {
     const std::string p = e.parameter();
     if (p == "num_hidden_layers" || p == "text_config.num_hidden_layers" ||
@@ -250,8 +209,8 @@ inline void print_layers(const posenc::layered_config& lc, const std::vector<int
 
 inline void run_rope(const arguments& a, std::ostream& out) {
   using namespace posenc;
-  const model_config m0 = load_model(a.config);
-  const std::optional<layered_config> layers = load_layers(a.config);
+  const model_config m0 = load_model(a.config, a.generic);
+  const std::optional<layered_config> layers = load_layers(a.config, a.generic);
   const model_config& m = layers ? layers->base : m0;  // the layered loader knows Llama 4's pair layout
   if (!m.rope) {
     std::string why = m.alibi ? "it uses ALiBi (try: posenc alibi)"

@@ -28,17 +28,18 @@
 namespace posenc_cli {
 
 /// Loads the per-layer description of a config.json or .gguf (recognised by its magic bytes).
-inline posenc::layered_config load_layered_model(const std::string& path) {
+inline posenc::layered_config load_layered_model(const std::string& path, bool generic) {
   std::ifstream probe(path, std::ios::binary);
   if (!probe) throw posenc::config_error(path, "cannot open file");
   char magic[4] = {};
   probe.read(magic, 4);
+  const posenc::load_options o{.generic = generic};
   if (probe.gcount() == 4 && std::string_view(magic, 4) == "GGUF") {
     std::ifstream in(path, std::ios::binary);
     const auto c = posenc::read_gguf(in, path);
-    return posenc::load_gguf_layered(c.metadata, &c.tensors);
+    return posenc::load_gguf_layered(c.metadata, &c.tensors, o);
   }
-  return posenc::load_hf_layered(posenc::parse_config_json(posenc::read_text_file(path), path));
+  return posenc::load_hf_layered(posenc::parse_config_json(posenc::read_text_file(path), path), o);
 }
 
 inline std::string opt_num(const std::optional<double>& v, bool json) {
@@ -72,14 +73,15 @@ inline void run_model(const arguments& a, std::ostream& out) {
     out << supported_markdown();
     return;
   }
-  const layered_config lc = load_layered_model(a.config);
+  const layered_config lc = load_layered_model(a.config, a.generic);
   std::vector<rope_facts> facts;
   for (const auto& l : lc.layers) facts.push_back(facts_of(l));
   const std::string mt = lc.base.model_type;
   if (a.json) {
     out << "{\n  \"model_type\": " << jstr(mt) << ",\n  \"family\": " << jstr(lc.family)
         << ",\n  \"format\": " << jstr(lc.base.format)
-        << ",\n  \"positional\": " << jstr(positional_name(lc.positional)) << ",\n  \"head_dim\": " << lc.head_dim
+        << ",\n  \"positional\": " << jstr(positional_name(lc.positional))
+        << ",\n  \"learned_offset\": " << opt_int(lc.base.learned_offset, true) << ",\n  \"head_dim\": " << lc.head_dim
         << ",\n  \"final_logit_softcap\": " << opt_num(lc.final_logit_softcap, true)
         << ",\n  \"warnings\": " << jlist(lc.warnings) << ",\n  \"layers\": [";
     for (std::size_t i = 0; i < lc.layers.size(); ++i) {
@@ -103,7 +105,8 @@ inline void run_model(const arguments& a, std::ostream& out) {
   }
   out << "posenc model — " << a.config << " (" << lc.base.format << (mt.empty() ? "" : ", " + mt)
       << (lc.family.empty() ? "" : ", " + lc.family) << ")\n"
-      << "  positional           " << positional_name(lc.positional) << "\n"
+      << "  positional           " << positional_name(lc.positional)
+      << (lc.base.learned_offset ? " (position 0 at row " + std::to_string(*lc.base.learned_offset) + ")" : "") << "\n"
       << "  head_dim             " << lc.head_dim << "\n"
       << "  final_logit_softcap  " << opt_num(lc.final_logit_softcap, false) << "\n";
   if (lc.mrope)
@@ -130,9 +133,9 @@ inline void run_model(const arguments& a, std::ostream& out) {
                                            : "-";
     out << std::right << pad(std::to_string(i), 6) << "  " << std::left << std::setw(18) << layer_type_name(l.attention)
         << std::setw(46) << r << std::setw(12) << win << std::setw(24)
-        << (l.attention == layer_attention::linear ? "-" : fmt(l.softmax_scale)) << std::setw(9)
-        << opt_num(l.logit_softcap, false) << std::setw(6) << (l.sinks ? "yes" : "-") << std::setw(6)
-        << (l.alibi ? "yes" : "-") << (l.temperature ? temperature_text(*l.temperature, false) : "-") << "\n";
+        << (is_softmax(l.attention) ? fmt(l.softmax_scale) : "-") << std::setw(9) << opt_num(l.logit_softcap, false)
+        << std::setw(6) << (l.sinks ? "yes" : "-") << std::setw(6) << (l.alibi ? "yes" : "-")
+        << (l.temperature ? temperature_text(*l.temperature, false) : "-") << "\n";
   }
   out << std::right;
 }
@@ -143,7 +146,7 @@ inline std::string applied_text(const posenc::architecture& a) {
   using namespace posenc;
   std::string s;
   auto add = [&](const std::string& t) { s += (s.empty() ? "" : "; ") + t; };
-  const auto lay = [](kernels::pairing p) { return p == kernels::pairing::interleaved ? "interleaved" : "half_split"; };
+  const auto lay = [](pairing p) { return p == pairing::interleaved ? "interleaved" : "half_split"; };
   if (a.positional == positional_family::rope) {
     std::string r = std::string("RoPE ") + lay(a.hf_layout);
     if (a.reads_rope_interleave) r += " while rope_interleave (default true), else half_split";
@@ -172,10 +175,13 @@ inline std::string applied_text(const posenc::architecture& a) {
   } else if (a.positional == positional_family::t5_buckets) {
     add(a.per_layer_bias ? "T5 relative buckets (a bias table per layer)"
                          : "T5 relative buckets (layer 0's table, shared)");
+  } else if (a.positional == positional_family::none) {
+    add("no positions in the attention");
   } else {
     add(std::string(positional_name(a.positional)) + " positions (in the embeddings; nothing in attention)");
   }
   const std::string win = a.default_window ? " (default " + std::to_string(*a.default_window) + ")" : std::string();
+  const std::string mixer = layer_type_name(a.mixer);
   switch (a.layers) {
     case layer_rule::uniform:
       break;
@@ -201,17 +207,56 @@ inline std::string applied_text(const posenc::architecture& a) {
       add("no_rope_layers (default NoPE every " + std::to_string(a.default_period) + "th layer)");
       break;
     case layer_rule::hybrid_interval:
-      add("linear_attention layers (full every " + std::to_string(a.default_period) +
-          "th); posenc applies nothing there");
+      add(mixer + " layers (full attention every " + std::to_string(a.default_period) + "th)");
       break;
     case layer_rule::hybrid_alternate:
-      add("linear_attention on odd layers; posenc applies nothing there");
+      add(mixer + " on odd layers");
+      break;
+    case layer_rule::hybrid_period_offset:
+      add(mixer + " layers; attention where i % attn_layer_period (default " + std::to_string(a.default_period) +
+          ") == attn_layer_offset (default " + std::to_string(a.default_offset) + ")");
+      break;
+    case layer_rule::hybrid_indices:
+      add(mixer + " layers; attention at the listed layer indices");
+      break;
+    case layer_rule::hybrid_pattern:
+      add(mixer + " / attention / MLP layers from hybrid_override_pattern");
+      break;
+    case layer_rule::hybrid_block_types:
+      add(mixer + " / attention layers from layer_types");
+      break;
+    case layer_rule::parallel_hybrid:
+      add("attention and a " + mixer + " mixer side by side in every layer");
       break;
   }
-  if (a.nope == nope_rule::non_sliding) add("full layers NoPE");
-  if (a.nope == nope_rule::non_sliding_if_window) add("full layers NoPE when sliding");
+  switch (a.nope) {
+    case nope_rule::none:
+    case nope_rule::no_rope_layers:
+      break;
+    case nope_rule::non_sliding:
+      add("full layers NoPE");
+      break;
+    case nope_rule::non_sliding_if_window:
+      add("full layers NoPE when sliding");
+      break;
+    case nope_rule::all:
+      add("attention layers NoPE");
+      break;
+    case nope_rule::position_embedding_type:
+      add("RoPE iff position_embedding_type is rope (default NoPE)");
+      break;
+  }
   if (a.chunked) add("chunked_attention on RoPE layers (default " + std::to_string(a.default_chunk.value_or(0)) + ")");
-  if (a.local_base) add("rope_local_base_freq on sliding layers (default " + fmt(a.default_local_theta) + ")");
+  switch (a.local_rope) {
+    case local_rope_rule::same:
+      break;
+    case local_rope_rule::local_base:
+      add("rope_local_base_freq on sliding layers (default " + fmt(a.default_local_theta) + ")");
+      break;
+    case local_rope_rule::unscaled_sliding:
+      add("sliding layers unscaled");
+      break;
+  }
   switch (a.scale) {
     case scale_rule::head_dim:
       break;
@@ -232,6 +277,12 @@ inline std::string applied_text(const posenc::architecture& a) {
     case scale_rule::unscaled:
       add("unscaled q.k");
       break;
+    case scale_rule::one:
+      add("scale 1");
+      break;
+    case scale_rule::key_multiplier:
+      add("scale head_dim^-0.5 x key_multiplier");
+      break;
   }
   if (a.softcap) {
     std::string c = "attn/final_logit_softcapping";
@@ -240,6 +291,11 @@ inline std::string applied_text(const posenc::architecture& a) {
     add(c);
   }
   if (a.sinks) add("attention sinks");
+  if (a.alibi_scaled) add("slopes x head_dim^-0.5");
+  if (a.positional == positional_family::learned)
+    add(a.learned_offset_from_pad ? "position 0 at row pad_token_id + 1"
+                                  : "position 0 at row " + std::to_string(a.learned_offset));
+  if (a.bidirectional) add("bidirectional");
   if (a.llama4_temperature) add("query temperature on NoPE layers");
   if (a.mrope) add(std::string("mRoPE sections (") + (a.mrope_interleaved ? "interleaved" : "contiguous") + ")");
   return s;

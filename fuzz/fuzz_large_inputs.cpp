@@ -99,11 +99,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     posenc::model_config m;
     if (data[0] % 2 == 0) {
-      m = posenc::load_hf_config_json(large_document(data, size), "large.json");
+      m = posenc::load_hf_config_json(large_document(data, size), "large.json", {.generic = true});
     } else {
       std::istringstream in(large_file(data, size));
       const posenc::gguf_contents c = posenc::read_gguf(in, "large.gguf");
-      m = posenc::load_gguf_config(c.metadata, &c.tensors);
+      m = posenc::load_gguf_config(c.metadata, &c.tensors, {.generic = true});
     }
     if (m.rope && m.rope->head_dim <= 4096) (void)posenc::rope_schedule(*m.rope).at(8192);
   } catch (const posenc::config_error&) {

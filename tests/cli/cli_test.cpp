@@ -140,7 +140,7 @@ TEST_CASE("rope: dynamic NTK follows --seq-len / positions; DeepSeek softmax mul
     std::ofstream f(tmp);
     f << dyn.at("config").dump();
   }
-  const auto r = cli({"rope", "--config", tmp, "--json", "--seq-len", "8192"});
+  const auto r = cli({"rope", "--config", tmp, "--json", "--seq-len", "8192", "--generic"});  // no model_type
   REQUIRE(r.status == 0);
   auto j = nlohmann::json::parse(r.out);
   CHECK(j.at("seq_len") == 8192);
@@ -148,7 +148,7 @@ TEST_CASE("rope: dynamic NTK follows --seq-len / positions; DeepSeek softmax mul
   POSENC_CHECK_CLOSE(j.at("inv_freq").get<std::vector<double>>(),
                      posenc_test::flatten(dyn.at("expected").at("inv_freq_fp64")), 0.0, 1e-13);
   // Positions up to 8191 imply the same length (HF: max(position) + 1).
-  const auto r2 = cli({"rope", "--config", tmp, "--json", "--positions", "0,8191"});
+  const auto r2 = cli({"rope", "--config", tmp, "--json", "--positions", "0,8191", "--generic"});
   j = nlohmann::json::parse(r2.out);
   CHECK(j.at("seq_len") == 8192);
   POSENC_CHECK_CLOSE(j.at("inv_freq").get<std::vector<double>>(),
@@ -284,7 +284,7 @@ TEST_CASE("bad input: exit 2 and one line naming the problem, never a crash") {
                             "original_max_position_embeddings":4096,"beta_fast":0}})";
   expect_error({"rope", "--config", zero}, "beta_fast");
   const auto contra = (dir / "posenc_cli_contra.json").string();
-  std::ofstream(contra) << R"({"head_dim":64,"rope_theta":10000,"rotary_emb_base":20000})";
+  std::ofstream(contra) << R"({"model_type":"gpt_neox","head_dim":64,"rope_theta":10000,"rotary_emb_base":20000})";
   expect_error({"rope", "--config", contra}, "rotary_emb_base");
   const auto gguf = (dir / "posenc_cli_bad.gguf").string();
   std::ofstream(gguf, std::ios::binary) << "GGUF\x03";

@@ -1,7 +1,7 @@
 // tests/cli/model_cli_test.cpp — `posenc model`: the per-layer JSON contract (exactly the documented
 // keys), values of real configs (Cohere2 NoPE full layers, Gemma 2 scale and soft-caps, Qwen3-Next
 // linear layers, Llama 4 chunks), the text table, GGUF input, bad input (exit 2, one line on
-// stderr), and the supported-models table in README.md / docs/configs.md equal to the generator's.
+// stderr), and the supported-models table in docs/configs.md equal to the generator's.
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -31,6 +31,14 @@ std::string write_config(const std::string& name, const std::string& format = "h
   const auto path = std::filesystem::temp_directory_path() / ("posenc_model_" + name + "_" + format + ".json");
   std::ofstream(path) << f.at(format).dump();
   return path.string();
+}
+
+nlohmann::json model_json_args(const std::vector<std::string>& args) {
+  const auto r = cli(args);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  REQUIRE(r.err.empty());
+  return nlohmann::json::parse(r.out);
 }
 
 nlohmann::json model_json(const std::string& path) {
@@ -139,7 +147,12 @@ TEST_CASE("model text table names every layer", "[cli][model]") {
 TEST_CASE("model: bad input exits 2 with one line", "[cli][model]") {
   expect_error({"model"}, "--config");
   expect_error({"model", "--config", "/nonexistent/config.json"}, "cannot open");
-  expect_error({"model", "--config", write_config("falcon_alibi")}, "alibi");
+  // an unknown model_type is refused, naming the nearest known ones; --generic reads it at face value
+  const std::string unknown = std::string(POSENC_GOLDEN_DIR) + "/configs/unknown_model_type.json";
+  expect_error({"model", "--config", unknown}, "nearest: llama");
+  const auto g = model_json_args({"model", "--config", unknown, "--generic", "--json"});
+  CHECK(g["positional"] == "rope");
+  CHECK(g["warnings"][0].get<std::string>().find("not in the architecture table") != std::string::npos);
   expect_error({"model", "--config", conformance("gemma_7b"), "--bogus"}, "--bogus");
   expect_error({"model", "--supported-markdown", "--config", conformance("gemma_7b")}, "--supported-markdown");
   const auto bad = std::filesystem::temp_directory_path() / "posenc_model_bad.json";
@@ -148,7 +161,7 @@ TEST_CASE("model: bad input exits 2 with one line", "[cli][model]") {
   expect_error({"model", "--config", bad.string()}, "sliding_window_pattern");
 }
 
-TEST_CASE("supported-models table: README.md and docs/configs.md carry the generated one", "[cli][model]") {
+TEST_CASE("supported-models table: docs/configs.md carries the generated one", "[cli][model]") {
   const std::string table = posenc_cli::supported_markdown();
   CHECK(table.rfind("| Family |", 0) == 0);
   CHECK(std::count(table.begin(), table.end(), '\n') == 2 + static_cast<long>(posenc::architectures().size()));
@@ -156,7 +169,7 @@ TEST_CASE("supported-models table: README.md and docs/configs.md carry the gener
   REQUIRE(r.status == 0);
   CHECK(r.out == table);
   const std::string root = std::string(POSENC_GOLDEN_DIR) + "/../..";
-  for (const char* doc : {"/README.md", "/docs/configs.md"}) {
+  for (const char* doc : {"/docs/configs.md"}) {
     INFO(doc << " (regenerate with scripts/supported-models)");
     CHECK(between_markers(root + doc) == table);
   }

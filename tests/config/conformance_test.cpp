@@ -55,6 +55,7 @@ json actual(const layer_spec& l) {
     const rope_schedule s(*l.rope);
     j["rotary_dim"] = 2 * s.pairs();
     j["attention_scaling"] = s.base().attention_scaling;
+    j["inv_freq"] = s.base().inv_freq;
   } else {
     j["rotary_dim"] = 0;
     j["attention_scaling"] = 1.0;
@@ -70,6 +71,15 @@ json actual(const layer_spec& l) {
 }
 
 void same(const json& got, const json& want, const std::string& key) {
+  if (key == "inv_freq") {
+    // transformers computes inv_freq in float32: within 1e-6 of posenc's float64 frequencies (a few float32 ulps)
+    REQUIRE(got.size() == want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      INFO("inv_freq[" << k << "]: got " << got[k].get<double>() << ", want " << want[k].get<double>());
+      CHECK(std::fabs(got[k].get<double>() - want[k].get<double>()) <= 1e-6 * std::fabs(want[k].get<double>()));
+    }
+    return;
+  }
   INFO(key << ": got " << got.dump() << ", want " << want.dump());
   if (want.is_number_float() || (want.is_number() && got.is_number_float())) {
     REQUIRE(got.is_number());
@@ -85,6 +95,15 @@ void check_config(const layered_config& cfg, const json& e, const std::string& g
                   const json& differs = json::object()) {
   CHECK(positional_name(cfg.positional) == e.at("positional").get<std::string>());
   CHECK(cfg.head_dim == e.at("head_dim").get<int>());
+  if (e.contains("alibi")) {
+    REQUIRE(cfg.base.alibi);
+    same(cfg.base.alibi->max_bias, e["alibi"].at("max_bias"), "alibi.max_bias");
+    same(cfg.base.alibi->slope_scale, e["alibi"].at("slope_scale"), "alibi.slope_scale");
+  }
+  if (e.contains("learned_offset")) {
+    REQUIRE(cfg.base.learned_offset);
+    CHECK(*cfg.base.learned_offset == e.at("learned_offset").get<std::int64_t>());
+  }
   same(cfg.final_logit_softcap ? json(*cfg.final_logit_softcap) : json(), e.at("final_logit_softcap"),
        "final_logit_softcap");
   const std::string letters = e.at("layers");
@@ -95,8 +114,13 @@ void check_config(const layered_config& cfg, const json& e, const std::string& g
     json want = kinds.at(static_cast<std::size_t>(letters[i] - 'A'));
     if (!gguf_layout.empty() && want["rope"].get<bool>()) want["layout"] = gguf_layout;
     for (auto it = differs.begin(); it != differs.end(); ++it)
-      if (it.key() != "why") want[it.key()] = it.value();
-    const json got = actual(cfg.layers[i]);
+      if (it.key() != "why" && it.key() != "inv_freq") want[it.key()] = it.value();
+    // llama.cpp's own frequencies where it runs another scaling than transformers
+    if (differs.contains("rope_type") || differs.contains("theta") || differs.contains("factor") ||
+        differs.contains("inv_freq"))
+      want.erase("inv_freq");
+    json got = actual(cfg.layers[i]);
+    if (!want.contains("inv_freq")) got.erase("inv_freq");
     for (auto it = want.begin(); it != want.end(); ++it) same(got.at(it.key()), it.value(), it.key());
     CHECK(got.size() == want.size());
     // layer_options carries the layer's scale, window, chunk and soft-cap (not its encoder multiplier)
@@ -323,12 +347,14 @@ TEST_CASE("loaders: what the confirmed mismatches load as now", "[conformance]")
         },
         "encoder_attention_type");
     // without rope_parameters the class sets its YaRN default, whose rope_theta (1e6) wins over the key
-    refused({{"model_type", "ministral3"},
-             {"hidden_size", 4096},
-             {"num_attention_heads", 32},
-             {"num_hidden_layers", 1},
-             {"rope_theta", 10000.0}},
-            "rope_theta");
+    const auto m3 = cfg({{"model_type", "ministral3"},
+                         {"hidden_size", 4096},
+                         {"num_attention_heads", 32},
+                         {"num_hidden_layers", 1},
+                         {"rope_theta", 10000.0}});
+    CHECK(m3.layers[0].rope->theta == 1000000.0);
+    CHECK(std::any_of(m3.warnings.begin(), m3.warnings.end(),
+                      [](const std::string& w) { return w.find("rope_theta") != std::string::npos; }));
     CHECK(find_gguf_architecture("ernie4_5-moe")->family == "ERNIE 4.5");
     CHECK(find_gguf_architecture("qwen3vlmoe")->family == "Qwen3-VL");
     CHECK(find_gguf_architecture("qwen35moe")->family == "Qwen3.5");

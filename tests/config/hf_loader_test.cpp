@@ -18,8 +18,9 @@ namespace hf_loader_test {
 
 namespace {
 
+/// Key-level reading: configs without a model_type are read generically (keys at face value).
 model_config load(const std::string& json) {
-  return load_hf_config_json(json, "test.json");
+  return load_hf_config_json(json, "test.json", {.generic = true});
 }
 
 model_config load_file(const std::string& name) {
@@ -153,9 +154,16 @@ TEST_CASE("hf: T5 buckets (defaults and explicit), BLOOM and MPT ALiBi, no RoPE"
   REQUIRE(bloom.alibi);
   CHECK(bloom.alibi->max_bias == 8.0);
   CHECK(bloom.num_attention_heads == 16);
+  // HF's MPT never reads attn_config.alibi / alibi_bias_max: ALiBi with a maximum bias of 8, and a warning
   const auto mpt = load(R"({"model_type":"mpt","n_heads":32,"attn_config":{"alibi":true,"alibi_bias_max":16}})");
   REQUIRE(mpt.alibi);
-  CHECK(mpt.alibi->max_bias == 16.0);
+  CHECK(mpt.alibi->max_bias == 8.0);
+  CHECK(has_warning(mpt, "attn_config.alibi_bias_max"));
+  // generically, the keys are read at face value
+  const auto generic_alibi =
+      load(R"({"model_type":"my_mpt","n_heads":32,"attn_config":{"alibi":true,"alibi_bias_max":16}})");
+  REQUIRE(generic_alibi.alibi);
+  CHECK(generic_alibi.alibi->max_bias == 16.0);
 }
 
 TEST_CASE("hf: linear, dynamic, NTK alpha, proportional") {
@@ -167,21 +175,19 @@ TEST_CASE("hf: linear, dynamic, NTK alpha, proportional") {
   const auto& d = std::get<dynamic_ntk_scaling>(m.rope->scaling);
   CHECK(d.factor == 2.0);
   CHECK(d.original_max_position == 4096);  // HF: max_position_embeddings
+  // HF's dynamic NTK never reads original_max_position_embeddings: L0 stays max_position_embeddings
   m = load(R"({"hidden_size":64,"num_attention_heads":2,"max_position_embeddings":4096,
                "rope_scaling":{"type":"dynamic","factor":2,"original_max_position_embeddings":2048}})");
-  CHECK(std::get<dynamic_ntk_scaling>(m.rope->scaling).original_max_position == 2048);
-  CHECK(has_warning(m, "Hugging Face uses max_position_embeddings"));
-  // Hunyuan: dynamic with alpha (and factor 1) is a static NTK base change.
-  m = load(
-      R"({"hidden_size":64,"num_attention_heads":2,"rope_scaling":{"type":"dynamic","alpha":1000.0,"factor":1.0}})");
-  CHECK(m.rope_type == "ntk");
-  CHECK(std::get<ntk_scaling>(m.rope->scaling).alpha == 1000.0);
+  CHECK(std::get<dynamic_ntk_scaling>(m.rope->scaling).original_max_position == 4096);
+  CHECK(has_warning(m, "is not read by Hugging Face's dynamic NTK"));
   error_of(
-      [] {
-        (void)load(R"({"hidden_size":64,"num_attention_heads":2,
-                              "rope_scaling":{"type":"dynamic","alpha":1000.0,"factor":2.0}})");
-      },
-      "rope_scaling.factor");
+      [] { (void)load(R"({"hidden_size":64,"num_attention_heads":2,"rope_scaling":{"type":"dynamic","factor":2}})"); },
+      "max_position_embeddings");
+  // An alpha under a dynamic rope_type is HunYuan's own scaling; any other family's dynamic NTK does not read it.
+  m = load(R"({"hidden_size":64,"num_attention_heads":2,"max_position_embeddings":4096,
+               "rope_scaling":{"type":"dynamic","alpha":1000.0,"factor":1.0}})");
+  CHECK(m.rope_type == "dynamic");
+  CHECK(has_warning(m, "rope_scaling.alpha: not used by rope_type dynamic"));
   // HF v5 rope_parameters with proportional partial rotary.
   m = load(R"({"hidden_size":64,"num_attention_heads":2,
                "rope_parameters":{"rope_type":"proportional","rope_theta":1000000,"partial_rotary_factor":0.25}})");
@@ -287,7 +293,8 @@ TEST_CASE("hf: unknown and unused rope keys are reported as warnings") {
   CHECK(has_warning(m, "rope_scaling.mrope_section"));
   CHECK(has_warning(m, "rope_local_base_freq"));
   CHECK(has_warning(m, "rope_foo: unknown rotary key"));
-  CHECK(m.warnings.size() == 5);
+  CHECK(has_warning(m, "not in the architecture table"));  // read generically: the guess is reported too
+  CHECK(m.warnings.size() == 6);
 }
 
 TEST_CASE("hf: missing required keys and wrong types name the key") {
@@ -302,7 +309,7 @@ TEST_CASE("hf: missing required keys and wrong types name the key") {
       [] {
         (void)load(R"({"head_dim":64,"rope_scaling":{"rope_type":"longrope","short_factor":[1],"long_factor":[1]}})");
       },
-      "original_max_position_embeddings");
+      "rope_scaling.original_max_position_embeddings");
   error_of([] { (void)load(R"({"head_dim":64,"rope_scaling":{"rope_type":"wat"}})"); }, "rope_scaling.rope_type");
   error_of([] { (void)load(R"({"head_dim":64,"rope_scaling":{"factor":2}})"); }, "rope_scaling.rope_type");
   error_of([] { (void)load(R"({"model_type":"llama","head_dim":"64"})"); }, "head_dim");
@@ -358,24 +365,22 @@ TEST_CASE("hf: explicit \"rotary_dim\": 0 is a value (rejected by validation by 
   CHECK(!z.rope->partial_rotary_factor);
   // The other integer keys: explicit zeros kept.
   const auto k = load(R"({"model_type":"deepseek_v3","qk_rope_head_dim":0,"qk_nope_head_dim":0,
-                          "max_position_embeddings":0,"relative_attention_num_buckets":0,
-                          "relative_attention_max_distance":0})");
+                          "max_position_embeddings":0})");
   CHECK(k.rope->head_dim == 0);
   CHECK(k.rope->rotary_dim == 0);
   CHECK(k.rope->rotary_offset == 0);
   CHECK(k.max_position_embeddings == 0);
-  REQUIRE(k.t5);
-  CHECK(k.t5->num_buckets == 0);
-  CHECK(k.t5->max_distance == 0);
-  const auto mpt = load(R"({"model_type":"mpt","attn_config":{"alibi":true,"alibi_bias_max":0}})");
+  const auto t5 = load(R"({"model_type":"t5","relative_attention_num_buckets":0,"relative_attention_max_distance":0})");
+  REQUIRE(t5.t5);
+  CHECK(t5.t5->num_buckets == 0);
+  CHECK(t5.t5->max_distance == 0);
+  const auto mpt = load(R"({"model_type":"my_mpt","attn_config":{"alibi":true,"alibi_bias_max":0}})");
   REQUIRE(mpt.alibi);
   CHECK(mpt.alibi->max_bias == 0.0);
   const auto l3 = load(R"({"head_dim":64,"rope_scaling":{"rope_type":"llama3","factor":0,"low_freq_factor":0,
                           "high_freq_factor":0,"original_max_position_embeddings":0}})");
   CHECK(std::get<llama3_scaling>(l3.rope->scaling) ==
         llama3_scaling{.factor = 0, .low_freq_factor = 0, .high_freq_factor = 0, .original_max_position = 0});
-  const auto ntk = load(R"({"head_dim":64,"rope_scaling":{"type":"dynamic","alpha":0}})");
-  CHECK(std::get<ntk_scaling>(ntk.rope->scaling).alpha == 0.0);
 }
 
 TEST_CASE("hf: sums and products of keys are checked where the keys are known") {
@@ -408,7 +413,8 @@ TEST_CASE("hf: MLA warnings, null rope_parameters members, lengths YaRN and dyna
   CHECK(has_warning(m, "partial_rotary_factor/rotary_dim ignored"));
   CHECK(m.rope->rotary_dim == 64);
   // head_dim equal to qk_rope_head_dim or to the sum is not worth a warning.
-  CHECK(load(R"({"qk_rope_head_dim":64,"qk_nope_head_dim":128,"head_dim":192})").warnings.empty());
+  CHECK(load(R"({"model_type":"deepseek_v3","qk_rope_head_dim":64,"qk_nope_head_dim":128,"head_dim":192})")
+            .warnings.empty());
   // A null member of rope_parameters is absent, also when rope_scaling has the key.
   m = load(R"({"head_dim":64,"rope_scaling":{"rope_type":"linear","factor":2},
                "rope_parameters":{"rope_type":null,"factor":2}})");

@@ -28,6 +28,14 @@ namespace {
 layered_config load_json(const nlohmann::json& j) {
   return load_hf_layered(to_config_value(j));
 }
+
+/// layered.json's configs are the text models' dicts, without a model_type: the family from the case id.
+layered_config load_case(const nlohmann::json& c) {
+  nlohmann::json cfg = c.at("config");
+  const std::string id = c.at("id");
+  if (!cfg.contains("model_type")) cfg["model_type"] = id.rfind("gemma3", 0) == 0 ? "gemma3_text" : "llama4_text";
+  return load_json(cfg);
+}
 layered_config load_file(const std::string& name) {
   return load_hf_layered(parse_config_json(read_text_file(std::string(POSENC_GOLDEN_DIR) + "/configs/" + name)));
 }
@@ -44,7 +52,7 @@ TEST_CASE("layered.json layer maps through the HF loader", "[layered][golden]") 
     if (c.at("kind") != "layer_map") continue;
     ++n;
     INFO(c.at("id").get<std::string>());
-    const auto cfg = load_json(c.at("config"));
+    const auto cfg = load_case(c);
     const auto& e = c.at("expected");
     const auto types = e.at("layer_types").get<std::vector<std::string>>();
     REQUIRE(cfg.layers.size() == types.size());
@@ -79,7 +87,7 @@ TEST_CASE("layered.json Gemma 3 per-layer-type RoPE through the loader", "[layer
     if (c.at("kind") != "layer_type_rope") continue;
     ++n;
     INFO(c.at("id").get<std::string>());
-    const auto cfg = load_json(c.at("config"));
+    const auto cfg = load_case(c);
     const std::string type = c.at("layer_type");
     std::size_t layer = 0;
     while (layer_type_name(cfg.layers[layer].attention) != type) ++layer;
@@ -134,15 +142,23 @@ TEST_CASE("Gemma 3: legacy keys and the transformers v5 rope_parameters per laye
   CHECK(std::holds_alternative<linear_scaling>(legacy.layers[5].rope->scaling));
   CHECK(legacy.layers[0].rope->theta == 10000.0);
   CHECK(std::holds_alternative<default_scaling>(legacy.layers[0].rope->scaling));
-  // legacy top-level keys next to the v5 form: equal values are fine, contradictions name the v5 key
+  // legacy top-level keys next to the v5 form: the per-type entries win (Gemma3TextConfig setdefault), and a
+  // top-level key that disagrees is reported
   v5["rope_theta"] = 1000000.0;
   v5["rope_local_base_freq"] = 10000.0;
   CHECK(load_json(v5).layers[0].rope->theta == 10000.0);
+  CHECK(load_json(v5).warnings.empty());
+  auto has = [](const layered_config& l, const std::string& needle) {
+    return std::any_of(l.warnings.begin(), l.warnings.end(),
+                       [&](const std::string& w) { return w.find(needle) != std::string::npos; });
+  };
   v5["rope_theta"] = 500000.0;
-  error_of([&] { load_json(v5); }, "rope_parameters.full_attention.rope_theta");
+  CHECK(load_json(v5).layers[5].rope->theta == 1000000.0);
+  CHECK(has(load_json(v5), "rope_theta = 5e+05 ignored"));
   v5["rope_theta"] = 1000000.0;
   v5["rope_local_base_freq"] = 20000.0;
-  error_of([&] { load_json(v5); }, "rope_parameters.sliding_attention.rope_theta");
+  CHECK(load_json(v5).layers[0].rope->theta == 10000.0);
+  CHECK(has(load_json(v5), "rope_local_base_freq = 20000 ignored"));
 }
 
 TEST_CASE("embedded published configs: Qwen2.5-VL, Qwen3-VL, Llama 4, gpt-oss", "[layered]") {
@@ -279,8 +295,11 @@ TEST_CASE("layered HF loader: every malformed key is a config_error naming it", 
   error_of([&] { load_json(with(gemma, "sliding_window_pattern", 35)); }, "sliding_window_pattern");
   error_of([&] { load_json(with(gemma, "layer_types", std::vector<std::string>(35, "full_attention"))); },
            "layer_types");
-  error_of([&] { load_json(with(gemma, "layer_types", std::vector<std::string>(34, "full_attention"))); },
-           "sliding_window_pattern");  // contradicts the pattern
+  // an explicit layer_types beats the pattern (as in Hugging Face), which is reported
+  const auto explicit_types = load_json(with(gemma, "layer_types", std::vector<std::string>(34, "full_attention")));
+  CHECK(explicit_types.layers[0].attention == layer_attention::full);
+  CHECK(std::any_of(explicit_types.warnings.begin(), explicit_types.warnings.end(),
+                    [](const std::string& w) { return w.find("sliding_window_pattern") != std::string::npos; }));
   auto bad_type = gemma;
   bad_type.erase("sliding_window_pattern");
   bad_type["layer_types"] = std::vector<std::string>(34, "full_attention");
@@ -396,14 +415,15 @@ TEST_CASE("layered.json apply cases (Llama 4, gpt-oss) through the loader", "[la
     if (c.at("kind") != "apply") continue;
     INFO(c.at("id").get<std::string>());
     REQUIRE(c.contains("config"));
-    const auto cfg = load_json(c.at("config"));
+    const auto cfg = load_case(c);
     const auto layer = c.at("layer_idx").get<std::size_t>();
     const int D = c.at("head_dim").get<int>();
     const auto pos = c.at("positions").get<std::vector<std::int64_t>>();
     const auto& e = c.at("expected");
     if (cfg.layers.at(layer).rope) {
       const rope r(*cfg.layers[layer].rope);
-      POSENC_CHECK_CLOSE(r.base_frequencies().inv_freq, c.at("inv_freq_fp64full").get<std::vector<double>>(), 0.0, 1e-13);
+      POSENC_CHECK_CLOSE(r.base_frequencies().inv_freq, c.at("inv_freq_fp64full").get<std::vector<double>>(), 0.0,
+                         1e-13);
       CHECK(r.base_frequencies().attention_scaling == Approx(c.at("attention_scaling").get<double>()).epsilon(1e-13));
       CHECK((r.config().layout == kernels::pairing::interleaved) == (c.at("layout") == "interleaved_complex"));
     }
@@ -474,7 +494,7 @@ TEST_CASE("layered.json temperature cases through the loader when they carry a c
   for (const auto& c : file.at("cases")) {
     if (c.at("kind") != "temperature" || !c.contains("config")) continue;
     INFO(c.at("id").get<std::string>());
-    const auto cfg = load_json(c.at("config"));
+    const auto cfg = load_case(c);
     const auto& l = cfg.layers.at(c.at("layer_idx").get<std::size_t>());
     REQUIRE(l.temperature);
     const attention_temperature t(*l.temperature);

@@ -185,7 +185,7 @@ TEST_CASE("json: conversion limits — depth and total values are config_error n
 }
 
 TEST_CASE("json: 100 000 keys load; the loader reads only what it needs") {
-  std::string text = R"({"head_dim": 64, "rope_theta": 10000)";
+  std::string text = R"({"model_type": "llama", "head_dim": 64, "rope_theta": 10000)";
   for (int k = 0; k < 100000; ++k) text += ",\"k" + std::to_string(k) + "\":" + std::to_string(k);
   text += "}";
   const auto m = load_hf_config_json(text);

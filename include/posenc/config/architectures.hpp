@@ -1,144 +1,31 @@
-// posenc/config/architectures.hpp — what each model family does with positions and attention, the
-// one table the Hugging Face and GGUF loaders read (config/layered.hpp).
+// posenc/config/architectures.hpp — the architecture table: one row per model family, the only place
+// the loaders learn what a family does with positions and attention.
 //
-// One row per family: the positional family, the RoPE pair layout (as HF stores the weights and as
-// llama.cpp rotates the GGUF tensors, which convert_hf_to_gguf.py permutes for some families), the
-// partial-rotary convention, the per-layer rules (sliding pattern and its class default, NoPE
-// layers, chunked layers, hybrid linear-attention layers), the softmax-scale rule, soft-capping,
-// sinks, temperature, and the class defaults of every key that may be absent from a config.json.
-// The values were read from the reference code: transformers configuration_*.py / modeling_*.py
-// (files named in each row's `sources`, with the commit of the version read) and llama.cpp
-// src/llama-model.cpp / src/llama-arch.cpp. This header is data and lookups only; it parses no
-// config and does not decide what a given config means (config/layered.hpp does, from this table).
-// See docs/configs.md for the generated supported-models table.
+// Columns: config/architecture.hpp. The values were read from the reference code: transformers
+// configuration_*.py / modeling_*.py (files named in each row's `sources`, with the commit of the
+// version read) and llama.cpp's converter (convert_hf_to_gguf.py) and loader (src/llama-model.cpp,
+// src/llama-arch.cpp, src/models/*.cpp). A family posenc cannot run exactly is a row too, with the
+// reason it is refused. Adding a family that fits the rules is one row here and its conformance case
+// (tests/golden/configs/conformance/). This header is data and lookups only; it reads no config.
+// docs/configs.md carries the generated supported-models table (scripts/supported-models).
 #pragma once
 
+#include <algorithm>
 #include <array>
-#include <cstdint>
-#include <optional>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
-#include <posenc/core/pairing.hpp>
+#include <posenc/config/architecture.hpp>
 
 namespace posenc::inline v0 {
-
-/// How a family encodes positions.
-enum class positional_family : unsigned char { rope, alibi, t5_buckets, learned, sinusoidal, none };
-
-[[nodiscard]] constexpr const char* positional_name(positional_family p) noexcept {
-  switch (p) {
-    case positional_family::rope:
-      return "rope";
-    case positional_family::alibi:
-      return "alibi";
-    case positional_family::t5_buckets:
-      return "t5_buckets";
-    case positional_family::learned:
-      return "learned";
-    case positional_family::sinusoidal:
-      return "sinusoidal";
-    case positional_family::none:
-      break;
-  }
-  return "none";
-}
-
-/// Which key gives the rotated part of a head.
-enum class partial_rule : unsigned char {
-  full,                   ///< every dimension rotates (a partial_rotary_factor key is still honoured)
-  partial_rotary_factor,  ///< R = floor(head_dim * partial_rotary_factor)
-  rotary_pct,             ///< GPT-NeoX: R = floor(head_dim * rotary_pct)
-  rotary_dim,             ///< GPT-J: R = rotary_dim
-  qk_rope_head_dim,       ///< DeepSeek MLA: [nope | rope] per head, R = qk_rope_head_dim
-};
-
-/// How the layers are assigned their attention kind when the config has no `layer_types`.
-enum class layer_rule : unsigned char {
-  uniform,                            ///< every layer full attention; a sliding_window key is not read by the model
-  sliding_all,                        ///< every layer slides when sliding_window is set (Mistral, Phi-3, Starcoder2)
-  max_window_layers,                  ///< Qwen2: layer i slides iff use_sliding_window and i >= max_window_layers
-  alternate_below_max_window_layers,  ///< Qwen2-MoE: use_sliding_window, i < max_window_layers and i even
-  use_sliding_window_all,             ///< Qwen3-MoE: every layer slides iff use_sliding_window
-  period,            ///< sliding iff (i + 1) % sliding_window_pattern != 0 (Gemma 2/3, Cohere2, gpt-oss)
-  nope_interval,     ///< Llama 4 / SmolLM3: layer i is NoPE iff no_rope_layers[i] == 0 (default every 4th)
-  hybrid_interval,   ///< Qwen3-Next: linear attention iff (i + 1) % full_attention_interval != 0
-  hybrid_alternate,  ///< MiniMax: full attention iff (i + 1) % 2 != 0, else linear attention
-};
-
-/// Which layers skip RoPE.
-enum class nope_rule : unsigned char {
-  none,                   ///< every attention layer rotates
-  non_sliding,            ///< Cohere2: only sliding layers rotate
-  non_sliding_if_window,  ///< EXAONE 4: with a sliding window, only sliding layers rotate
-  no_rope_layers,         ///< Llama 4 / SmolLM3: no_rope_layers[i] == 0
-};
-
-/// The multiplier of q.k before the softmax (before any encoder correction such as YaRN mscale²).
-enum class scale_rule : unsigned char {
-  head_dim,               ///< head_dim^-0.5
-  query_pre_attn_scalar,  ///< Gemma 2/3: query_pre_attn_scalar^-0.5
-  attention_multiplier,   ///< Granite: attention_multiplier
-  qk_head_dim,        ///< DeepSeek: (qk_nope_head_dim + qk_rope_head_dim)^-0.5 (YaRN mscale²: see mscale2_hf/_gguf)
-  mpt_softmax_scale,  ///< MPT: attn_config.softmax_scale, else head_dim^-0.5
-  unscaled,           ///< T5: 1
-};
-
-/// One family.
-struct architecture {
-  std::string_view family{};         ///< display name
-  std::string_view hf_model_type{};  ///< HF model_type ("" when HF has none)
-  std::string_view hf_aliases{};     ///< further HF model_type values, comma-separated
-  std::string_view gguf_arch{};      ///< llama.cpp general.architecture ("" when llama.cpp has none)
-  std::string_view gguf_aliases{};   ///< further llama.cpp architecture names, comma-separated
-  positional_family positional = positional_family::rope;
-  pairing hf_layout = pairing::half_split;    ///< pairs in HF's weight layout
-  pairing gguf_layout = pairing::half_split;  ///< pairs llama.cpp rotates (GGUF tensors)
-  partial_rule partial = partial_rule::full;
-  double default_partial = 1;    ///< class default of the rotated fraction (or rotary_dim for GPT-J)
-  double default_theta = 10000;  ///< class default rope_theta
-  int default_head_dim = 0;      ///< class default head_dim (0: hidden_size / num_attention_heads)
-  layer_rule layers = layer_rule::uniform;
-  int default_period = 0;                        ///< class default of the pattern / interval
-  std::optional<std::int64_t> default_window{};  ///< class default of sliding_window
-  int default_max_window_layers = 0;             ///< Qwen2 family
-  nope_rule nope = nope_rule::none;
-  bool chunked = false;  ///< attention_chunk_size on the RoPE layers (Llama 4)
-  std::optional<std::int64_t> default_chunk{};
-  scale_rule scale = scale_rule::head_dim;
-  /// The softmax scale is multiplied by YaRN get_mscale(s, mscale_all_dim)^2 (DeepSeek-V3 modeling); without
-  /// it a YaRN mscale / mscale_all_dim pair only sets the rotary magnitude (their ratio).
-  bool mscale2_hf = false;
-  bool mscale2_gguf = false;           ///< the same for llama.cpp's graph (deepseek2: kq_scale = mscale^2 / sqrt(d))
-  bool reads_rope_interleave = false;  ///< the modeling code reads rope_interleave (DeepSeek-V3)
-  double default_scale_param = 0;      ///< class default query_pre_attn_scalar / attention_multiplier
-  bool softcap = false;                ///< reads attn_logit_softcapping / final_logit_softcapping
-  std::optional<double> default_attn_softcap{};
-  std::optional<double> default_final_softcap{};
-  bool sinks = false;               ///< learned per-head sink logits (gpt-oss)
-  bool llama4_temperature = false;  ///< attn_temperature_tuning on the NoPE layers
-  bool local_base = false;          ///< rope_local_base_freq for the sliding layers (Gemma 3)
-  double default_local_theta = 0;
-  bool mrope = false;  ///< multimodal RoPE sections (text positions: plain RoPE)
-  bool mrope_interleaved = false;
-  bool gguf_reads_window = true;        ///< llama.cpp reads {arch}.attention.sliding_window for this architecture
-  bool gguf_mrope_interleaved = false;  ///< llama.cpp rotates the mRoPE sections interleaved (IMROPE)
-  int gguf_period_block_count = 0;      ///< llama.cpp applies the built-in pattern only at this block_count (EXAONE 4)
-  bool per_layer_bias = false;
-  bool longrope_mscale = false;  ///< LongRoPE magnitude from rope_scaling.short_mscale / long_mscale (Phi-MoE)  ///< T5
-                                 ///< buckets: every layer has its own bias table (UMT5), else layer 0's is shared
-  /// rope_parameters the config class sets when a config has neither rope_parameters nor rope_scaling, as
-  /// comma-separated key=value pairs (a value with a '.' is a number, digits an integer, else a string)
-  std::string_view default_rope_parameters{};
-  std::string_view refused{};  ///< what posenc refuses for this family (config_error), "" if nothing
-  std::string_view sources{};  ///< the reference files this row was read from
-};
 
 /// Keys posenc reads and reports in `warnings` because they do not change the attention it computes:
 /// what they act on is outside it (projections, embeddings, the LM head) or the family's reference
 /// does not read them. (key, why) pairs, for docs/configs.md.
-inline constexpr std::array<std::pair<std::string_view, std::string_view>, 11> no_effect_keys{{
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 12> no_effect_keys{{
     {"use_qk_norm / qk_layernorm", "norms on the q/k projections: the caller's, before attention"},
     {"attn_config.clip_qkv", "MPT clamps the q/k/v projections: the caller's, before attention"},
     {"logit_scale / logits_scaling", "Cohere / Granite multiply the LM-head logits"},
@@ -147,8 +34,9 @@ inline constexpr std::array<std::pair<std::string_view, std::string_view>, 11> n
     {"sliding_window_pattern (families without a pattern)", "not read by the family's modeling code"},
     {"no_rope_layers (families without NoPE layers)", "not read by the family's modeling code"},
     {"rope_local_base_freq (families other than Gemma 3)", "not read by the family's modeling code"},
-    {"query_pre_attn_scalar (families other than Gemma 2/3)", "the scale stays head_dim^-0.5"},
+    {"query_pre_attn_scalar (families that scale by head_dim)", "the scale stays head_dim^-0.5"},
     {"attention_multiplier (families other than Granite)", "not read by the family's modeling code"},
+    {"partial_rotary_factor (families that rotate the whole head)", "not read by the family's modeling code"},
     {"floor_scale / attn_scale without attn_temperature_tuning", "Llama 4 applies no temperature then"},
 }};
 
@@ -161,7 +49,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 52> table{{
+inline constexpr std::array<architecture, 53> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .gguf_arch = "llama",
@@ -347,11 +235,11 @@ inline constexpr std::array<architecture, 52> table{{
      .layers = layer_rule::period,
      .default_period = 6,
      .default_window = 4096,
+     .local_rope = local_rope_rule::local_base,
+     .default_local_theta = 10000,
      .scale = scale_rule::query_pre_attn_scalar,
      .default_scale_param = 256,
      .softcap = true,
-     .local_base = true,
-     .default_local_theta = 10000,
      .sources = "models/gemma3/configuration_gemma3.py transformers@008f5c8c29be84d4721dc6d1e0fcd72300580be4 "
                 "(rope_theta 1e6, rope_local_base_freq 1e4, sliding_window_pattern 6, sliding_window 4096, "
                 "query_pre_attn_scalar 256, softcapping None); llama.cpp gemma3 set_swa_pattern(6), 62 layers: "
@@ -397,13 +285,15 @@ inline constexpr std::array<architecture, 52> table{{
      .gguf_layout = inter,
      .partial = partial_rule::qk_rope_head_dim,
      .scale = scale_rule::qk_head_dim,
+     .mscale2_hf = true,
      .mscale2_gguf = true,
-     .sources = "models/deepseek_v2/modular_deepseek_v2.py transformers@000c33fdfde12e1ffafbfcdb3c926df5727a00b6 "
-                "(view_as_complex pairs, scaling = qk_head_dim^-0.5 without mscale^2, the YaRN ratio in the "
-                "rotation); llama.cpp src/models/deepseek2.cpp llama.cpp@07bede6a8f329362c72d46a0bc9756b6a12c22eb "
-                "(kq_scale = mscale^2 / sqrt(n_embd_head_k), mscale = 1 + 0.1 yarn_log_mul ln(factor)) and "
-                "src/llama-context.cpp llama.cpp@001d906a6d86e2490e394361e7cc6f478b100088 (deepseek2: rotary "
-                "magnitude 1)"},
+     .sources =
+         "models/deepseek_v2/modeling_deepseek_v2.py transformers@decba1d2 (view_as_complex pairs; lines "
+         "289-295, 345: scaling = qk_head_dim^-0.5 * mscale^2 with mscale = yarn_get_mscale(factor, "
+         "mscale_all_dim)); llama.cpp src/models/deepseek2.cpp llama.cpp@07bede6a8f329362c72d46a0bc9756b6a12c22eb "
+         "(kq_scale = mscale^2 / sqrt(n_embd_head_k), mscale = 1 + 0.1 yarn_log_mul ln(factor)) and "
+         "src/llama-context.cpp llama.cpp@001d906a6d86e2490e394361e7cc6f478b100088 (deepseek2: rotary "
+         "magnitude 1)"},
     {.family = "DeepSeek-V3",
      .hf_model_type = "deepseek_v3",
      .gguf_arch = "deepseek2",
@@ -536,10 +426,9 @@ inline constexpr std::array<architecture, 52> table{{
     {.family = "Falcon (ALiBi)",
      .hf_model_type = "falcon",
      .positional = positional_family::alibi,
-     .refused = "alibi: Falcon scales its ALiBi bias by head_dim^-0.5 together with q.k, which posenc's ALiBi "
-                "(an unscaled bias) does not model",
-     .sources = "models/falcon/modeling_falcon.py (attention_logits = scores + alibi; attention_logits *= "
-                "inv_norm_factor)"},
+     .alibi_scaled = true,
+     .sources = "models/falcon/modeling_falcon.py transformers@decba1d2 (build_alibi_tensor: the BLOOM slopes; "
+                "the mask carries alibi / sqrt(hidden_size / num_heads), added to q.k / sqrt(head_dim))"},
     {.family = "BLOOM",
      .hf_model_type = "bloom",
      .gguf_arch = "bloom",
@@ -584,8 +473,8 @@ inline constexpr std::array<architecture, 52> table{{
      .hf_model_type = "persimmon",
      .partial = partial_rule::partial_rotary_factor,
      .default_partial = 0.5,
-     .default_theta = 25000,
-     .sources = "models/persimmon/configuration_persimmon.py (rope_theta 25000, partial_rotary_factor 0.5)"},
+     .sources = "models/persimmon/configuration_persimmon.py transformers@decba1d2 (partial_rotary_factor 0.5, "
+                "no rope_theta default: 10000)"},
     {.family = "MiniMax",
      .hf_model_type = "minimax",
      .default_theta = 1000000,
@@ -617,19 +506,20 @@ inline constexpr std::array<architecture, 52> table{{
                 "(rope_theta 1e6, sliding_window None); modeling_phimoe.py (PhimoeRotaryEmbedding: the rotary "
                 "magnitude is long_mscale beyond original_max_position_embeddings, else short_mscale)"},
     {.family = "OLMoE", .hf_model_type = "olmoe", .gguf_arch = "olmoe", .sources = "models/olmoe/modeling_olmoe.py"},
+    {.family = "LFM2",
+     .hf_model_type = "lfm2",
+     .gguf_arch = "lfm2",
+     .default_theta = 1000000,
+     .layers = layer_rule::hybrid_indices,
+     .mixer = layer_attention::conv,
+     .indices_default_attention = true,
+     .sources = "models/lfm2/configuration_lfm2.py transformers@decba1d2 (default_theta 1e6, layer_types: "
+                "full_attention at full_attn_idxs (default every layer), else conv); modeling_lfm2.py (rotate_half "
+                "on the attention layers, scaling head_dim^-0.5); llama.cpp src/llama-model.cpp llama.cpp@b97ebdc9 "
+                "(lfm2: recurrent_layer_arr[i] = n_head_kv(i) == 0; rope type NEOX)"},
 }};
 
 #undef POSENC_HF_V5
-
-inline bool in_list(std::string_view list, std::string_view name) {
-  while (!list.empty()) {
-    const auto c = list.find(',');
-    if (list.substr(0, c) == name) return true;
-    if (c == std::string_view::npos) break;
-    list.remove_prefix(c + 1);
-  }
-  return false;
-}
 
 }  // namespace detail::arch
 
@@ -641,7 +531,8 @@ inline bool in_list(std::string_view list, std::string_view name) {
 /// The row for an HF model_type; `alibi` picks Falcon's ALiBi variant. nullptr when unknown.
 [[nodiscard]] inline const architecture* find_hf_architecture(std::string_view model_type, bool alibi = false) {
   for (const auto& a : detail::arch::table) {
-    if (a.hf_model_type != model_type && !detail::arch::in_list(a.hf_aliases, model_type)) continue;
+    if (model_type.empty() || (a.hf_model_type != model_type && !detail::arch::in_list(a.hf_aliases, model_type)))
+      continue;
     if (model_type == "falcon" && (a.positional == positional_family::alibi) != alibi) continue;
     return &a;
   }
@@ -651,8 +542,63 @@ inline bool in_list(std::string_view list, std::string_view name) {
 /// The row for a llama.cpp architecture name (the first row naming it). nullptr when unknown.
 [[nodiscard]] inline const architecture* find_gguf_architecture(std::string_view arch) {
   for (const auto& a : detail::arch::table)
-    if (!a.gguf_arch.empty() && (a.gguf_arch == arch || detail::arch::in_list(a.gguf_aliases, arch))) return &a;
+    if (!arch.empty() && !a.gguf_arch.empty() && (a.gguf_arch == arch || detail::arch::in_list(a.gguf_aliases, arch)))
+      return &a;
   return nullptr;
+}
+
+namespace detail::arch {
+
+/// Levenshtein distance (names are short).
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// Every name of one format in the table (model types and aliases, or llama.cpp architectures).
+inline std::vector<std::string_view> all_names(bool gguf) {
+  std::vector<std::string_view> out;
+  auto add_list = [&](std::string_view list) {
+    while (!list.empty()) {
+      const auto c = list.find(',');
+      out.push_back(list.substr(0, c));
+      if (c == std::string_view::npos) break;
+      list.remove_prefix(c + 1);
+    }
+  };
+  for (const auto& a : table) {
+    add_list(gguf ? a.gguf_arch : a.hf_model_type);
+    add_list(gguf ? a.gguf_aliases : a.hf_aliases);
+  }
+  return out;
+}
+
+}  // namespace detail::arch
+
+/// The known names closest to `name` (edit distance, at most `count`, ties in table order): for the
+/// message that refuses an unknown model_type (`gguf` false) or llama.cpp architecture (`gguf` true).
+[[nodiscard]] inline std::vector<std::string> nearest_architecture_names(std::string_view name, bool gguf,
+                                                                         std::size_t count = 3) {
+  std::vector<std::pair<std::size_t, std::string_view>> scored;
+  for (const auto n : detail::arch::all_names(gguf)) {
+    bool seen = false;
+    for (const auto& s : scored) seen = seen || s.second == n;
+    if (!seen) scored.emplace_back(detail::arch::edit_distance(name, n), n);
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < scored.size() && i < count; ++i) out.emplace_back(scored[i].second);
+  return out;
 }
 
 }  // namespace posenc::inline v0

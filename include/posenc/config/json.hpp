@@ -125,13 +125,14 @@ inline constexpr std::size_t max_config_file_bytes = std::size_t{64} << 20;
 }
 
 /// Loads a Hugging Face config.json (docs/spec.md §11) from JSON text.
-[[nodiscard]] inline model_config load_hf_config_json(std::string_view text, std::string_view source = "config.json") {
-  return load_hf_config(parse_config_json(text, source));
+[[nodiscard]] inline model_config load_hf_config_json(std::string_view text, std::string_view source = "config.json",
+                                                      const load_options& options = {}) {
+  return load_hf_config(parse_config_json(text, source), options);
 }
 
 /// Loads a Hugging Face config.json file.
-[[nodiscard]] inline model_config load_hf_config_file(const std::string& path) {
-  return load_hf_config_json(read_text_file(path), path);
+[[nodiscard]] inline model_config load_hf_config_file(const std::string& path, const load_options& options = {}) {
+  return load_hf_config_json(read_text_file(path), path, options);
 }
 
 }  // namespace posenc::inline v0

@@ -9,7 +9,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,12 +45,18 @@ struct model_config {
   };
   std::optional<t5_params> t5;
 
-  /// ALiBi (BLOOM implicit, MPT attn_config.alibi, Falcon alibi, GGUF attention.max_alibi_bias).
+  /// ALiBi (BLOOM, MPT, Falcon `alibi`, GGUF attention.max_alibi_bias): the slopes of alibi_slopes(heads,
+  /// max_bias) times slope_scale (Falcon adds the bias before its 1/sqrt(head_dim): slope_scale = that).
   struct alibi_params {
     double max_bias = 8;
+    double slope_scale = 1;
     friend bool operator==(const alibi_params&, const alibi_params&) = default;
   };
   std::optional<alibi_params> alibi;
+
+  /// Learned absolute positions: the embedding row of position 0 (OPT 2, RoBERTa pad_token_id + 1); absent
+  /// for other positional families.
+  std::optional<std::int64_t> learned_offset{};
 
   /// Keys that were present but not used (unknown rope keys, keys another rope_type needs, ...).
   /// Each entry names the key and says why it was ignored.
@@ -57,11 +65,16 @@ struct model_config {
 
 /// The name of the scaling alternative held by `s` (matches model_config::rope_type).
 [[nodiscard]] inline const char* scaling_type_name(const rope_scaling& s) noexcept {
-  constexpr const char* names[] = {"default",           "linear",  "ntk", "dynamic", "yarn", "llama3", "longrope",
-                                   "frequency_factors", "explicit"};
-  static_assert(std::variant_size_v<rope_scaling> == sizeof(names) / sizeof(names[0]));
-  return names[s.index()];
+  return scaling_name(s).data();  // the descriptors' names are string literals
 }
+
+/// How the loaders treat a model family the architecture table does not know.
+struct load_options {
+  /// false (default): an unknown HF model_type or GGUF architecture is a config_error naming it and the
+  /// nearest known names. true: the keys are read at face value (layer_types, sliding_window_pattern,
+  /// no_rope_layers, rope_local_base_freq, ...) and every guess is listed in `warnings`.
+  bool generic = false;
+};
 
 namespace detail {
 
@@ -70,6 +83,8 @@ namespace detail {
 struct key_reader {
   const config_value* object = nullptr;  ///< may be null (then every key is absent)
   std::string prefix;                    ///< prepended to key names in messages, e.g. "rope_scaling."
+  /// How keys are spelled in the file, when `object` holds them under other (logical) names.
+  const std::map<std::string, std::string, std::less<>>* spelling = nullptr;
 
   [[nodiscard]] const config_value* get(std::string_view key) const noexcept {
     if (!object || !object->is_object()) return nullptr;
@@ -77,7 +92,11 @@ struct key_reader {
     return (v && !v->is_null()) ? v : nullptr;
   }
   [[nodiscard]] bool has(std::string_view key) const noexcept { return get(key) != nullptr; }
-  [[nodiscard]] std::string name(std::string_view key) const { return prefix + std::string(key); }
+  [[nodiscard]] std::string name(std::string_view key) const {
+    if (spelling)
+      if (const auto it = spelling->find(key); it != spelling->end()) return it->second;
+    return prefix + std::string(key);
+  }
 
   [[nodiscard]] std::optional<double> number(std::string_view key) const {
     const config_value* v = get(key);

@@ -1,7 +1,8 @@
 // posenc/rope/validate.hpp — strict validation of a rope_config (every RoPE row of docs/spec.md §12).
 //
 // Throws config_error naming the parameter, the value and the valid range. Explicit values are
-// always checked as values: a 0 is never read as "absent" (std::optional marks absence). Also
+// always checked as values: a 0 is never read as "absent" (std::optional marks absence). Checks the
+// geometry and the base here and the scaling through its descriptor (rope/scaling/<name>.hpp). Also
 // resolves the rotary width R from rotary_dim / partial_rotary_factor. Setup time only.
 #pragma once
 
@@ -16,10 +17,6 @@
 namespace posenc::inline v0 {
 
 namespace detail {
-
-[[nodiscard]] inline bool finite(double v) noexcept {
-  return std::isfinite(v);
-}
 
 /// Largest head width a RoPE config may have: the kernels index a head with int.
 inline constexpr std::ptrdiff_t max_rope_head_dim = std::ptrdiff_t{1} << 20;
@@ -50,105 +47,11 @@ struct rope_dims {
   return {R, R, R};
 }
 
-inline void require_finite(double v, std::string_view name) {
-  require(finite(v), name, v, "a finite number");
+/// What the scaling descriptors see of a config (rope/scaling/descriptor.hpp).
+[[nodiscard]] inline scaling_context scaling_context_of(const rope_config& c) noexcept {
+  const rope_dims d = dims_of(c);
+  return {c.theta, d.denominator, d.rotated_pairs(), c.allow_compression, c.angles};
 }
-
-/// A scale factor s: finite, > 0, and >= 1 unless the config allows compression.
-inline void require_factor(double v, std::string_view name, bool allow_compression) {
-  require_finite(v, name);
-  require(v > 0, name, v, "> 0");
-  require(v >= 1 || allow_compression, name, v, ">= 1 (set rope.allow_compression to allow factors below 1)");
-}
-
-inline void require_original_max_position(std::int64_t v, std::string_view name) {
-  require(v > 0, name, v, "> 0 (the original context length L0 is required)");
-}
-
-inline void require_per_pair(const std::vector<double>& v, int pairs, std::string_view name, bool allow_zero) {
-  require(static_cast<int>(v.size()) == pairs, std::string(name) + ".size", v.size(),
-          "rotary_dim / 2 = " + std::to_string(pairs) + " entries");
-  for (std::size_t k = 0; k < v.size(); ++k) {
-    const std::string n = std::string(name) + "[" + std::to_string(k) + "]";
-    require_finite(v[k], n);
-    require(allow_zero ? v[k] >= 0 : v[k] > 0, n, v[k], allow_zero ? ">= 0" : "> 0");
-  }
-}
-
-inline void require_attention_factor(double v, std::string_view name) {
-  require_finite(v, name);
-  require(v > 0, name, v, "> 0");
-}
-
-struct scaling_validator {
-  const rope_config& c;
-  rope_dims d;
-
-  void operator()(const default_scaling&) const {}
-  void operator()(const linear_scaling& s) const { require_factor(s.factor, "linear.factor", c.allow_compression); }
-  void operator()(const ntk_scaling& s) const {
-    require_factor(s.alpha, "ntk.alpha", c.allow_compression);
-    require(d.denominator > 2, "rope.rotary_dim", d.denominator, "> 2 for NTK scaling (exponent R / (R - 2))");
-  }
-  void operator()(const dynamic_ntk_scaling& s) const {
-    require_factor(s.factor, "dynamic_ntk.factor", c.allow_compression);
-    require_original_max_position(s.original_max_position, "dynamic_ntk.original_max_position");
-    require(d.denominator > 2, "rope.rotary_dim", d.denominator, "> 2 for dynamic NTK (exponent R / (R - 2))");
-  }
-  void operator()(const yarn_scaling& s) const {
-    require_factor(s.factor, "yarn.factor", c.allow_compression);
-    require_original_max_position(s.original_max_position, "yarn.original_max_position");
-    require_finite(s.beta_fast, "yarn.beta_fast");
-    require_finite(s.beta_slow, "yarn.beta_slow");
-    require(s.beta_fast > 0, "yarn.beta_fast", s.beta_fast, "> 0");
-    require(s.beta_slow > 0, "yarn.beta_slow", s.beta_slow, "> 0");
-    require(s.beta_fast > s.beta_slow, "yarn.beta_fast", s.beta_fast, "> yarn.beta_slow = " + to_text(s.beta_slow));
-    if (s.attention_factor) require_attention_factor(*s.attention_factor, "yarn.attention_factor");
-    if (s.mscale) {
-      require_finite(*s.mscale, "yarn.mscale");
-      require(*s.mscale >= 0, "yarn.mscale", *s.mscale, ">= 0");
-    }
-    if (s.mscale_all_dim) {
-      require_finite(*s.mscale_all_dim, "yarn.mscale_all_dim");
-      require(*s.mscale_all_dim >= 0, "yarn.mscale_all_dim", *s.mscale_all_dim, ">= 0");
-    }
-    require_finite(s.extrapolation_factor, "yarn.extrapolation_factor");
-    require(s.extrapolation_factor >= 0 && s.extrapolation_factor <= 1, "yarn.extrapolation_factor",
-            s.extrapolation_factor, "in [0, 1]");
-  }
-  void operator()(const llama3_scaling& s) const {
-    require_factor(s.factor, "llama3.factor", c.allow_compression);
-    require_original_max_position(s.original_max_position, "llama3.original_max_position");
-    require_finite(s.low_freq_factor, "llama3.low_freq_factor");
-    require_finite(s.high_freq_factor, "llama3.high_freq_factor");
-    require(s.low_freq_factor > 0, "llama3.low_freq_factor", s.low_freq_factor, "> 0");
-    // Equal factors are allowed (Llama 4 Scout ships 1 and 1, docs/spec.md §12): no pair is blended then.
-    require(s.high_freq_factor >= s.low_freq_factor, "llama3.high_freq_factor", s.high_freq_factor,
-            ">= llama3.low_freq_factor = " + to_text(s.low_freq_factor));
-  }
-  void operator()(const longrope_scaling& s) const {
-    require_original_max_position(s.original_max_position, "longrope.original_max_position");
-    require_per_pair(s.short_factor, d.rotated_pairs(), "longrope.short_factor", false);
-    require_per_pair(s.long_factor, d.rotated_pairs(), "longrope.long_factor", false);
-    if (s.factor) {
-      require_factor(*s.factor, "longrope.factor", c.allow_compression);
-    } else {
-      require(s.max_position > 0, "longrope.max_position", s.max_position,
-              "> 0 (needed to derive the factor when longrope.factor is absent)");
-    }
-    if (s.attention_factor) require_attention_factor(*s.attention_factor, "longrope.attention_factor");
-    if (s.switch_policy == longrope_switch::fixed_by_capacity)
-      require(s.capacity > 0, "longrope.capacity", s.capacity, "> 0 for switch_policy fixed_by_capacity");
-  }
-  void operator()(const frequency_factors& s) const {
-    require_per_pair(s.factors, d.rotated_pairs(), "frequency_factors.factors", false);
-    require_attention_factor(s.attention_factor, "frequency_factors.attention_factor");
-  }
-  void operator()(const explicit_frequencies& s) const {
-    require_per_pair(s.inv_freq, d.rotated_pairs(), "explicit_frequencies.inv_freq", true);
-    require_attention_factor(s.attention_factor, "explicit_frequencies.attention_factor");
-  }
-};
 
 }  // namespace detail
 
@@ -185,7 +88,8 @@ inline void validate(const rope_config& c) {
     require(room % 2 == 0, "rope.rotary_offset", c.rotary_offset,
             "head_dim - rotary_offset even for proportional partial rotary");
   require(std::isfinite(c.theta) && c.theta > 1, "rope.theta", c.theta, "a finite number > 1");
-  std::visit(detail::scaling_validator{c, detail::dims_of(c)}, c.scaling);
+  const scaling_context ctx = detail::scaling_context_of(c);
+  visit_scaling(c.scaling, [&](auto d, const auto& s) { decltype(d)::validate(s, ctx); });
 }
 
 /// R: the number of rotated elements after partial_rotary_factor (validates `c`).

@@ -1,0 +1,65 @@
+// posenc/config/layered_config.hpp — what a loaded model is, layer by layer: the result types of
+// load_hf_layered / load_gguf_layered (config/layered.hpp).
+//
+// A layer is softmax attention (full, sliding or chunked) with its RoPE (or none), window or chunk,
+// query temperature, softmax scale, soft-cap, sinks and ALiBi flag — or a hybrid model's mixer
+// (mamba, conv, linear attention, MLP-only), on which posenc applies nothing. This header only
+// declares; it reads nothing.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <posenc/config/architecture.hpp>
+#include <posenc/config/model_config.hpp>
+#include <posenc/encoders/temperature.hpp>
+#include <posenc/rope/config.hpp>
+#include <posenc/rope/mrope.hpp>
+
+namespace posenc::inline v0 {
+
+/// What acts on one layer.
+struct layer_spec {
+  layer_attention attention = layer_attention::full;
+  std::optional<std::int64_t> window{};                       ///< sliding window W (sliding layers only)
+  std::optional<std::int64_t> chunk_size{};                   ///< chunk C (chunked layers only)
+  std::optional<rope_config> rope{};                          ///< absent: NoPE (or not attention)
+  std::optional<attention_temperature_config> temperature{};  ///< query temperature of this layer
+  std::string rope_source;  ///< where the RoPE came from: "global", "local", "rope_parameters.<type>", "none"
+  /// The exact multiplier of q.k in the softmax, corrections included (YaRN mscale² of DeepSeek);
+  /// 0 for layers without softmax attention.
+  double softmax_scale = 0;
+  /// The part of softmax_scale that attention_options::scale carries: the attention multiplies it
+  /// by the encoder's softmax_scale_multiplier() itself, so softmax_scale = base_scale * that.
+  double base_scale = 0;
+  std::optional<double> logit_softcap{};  ///< Gemma 2 attn_logit_softcapping
+  bool sinks = false;                     ///< learned per-head sink logits (gpt-oss)
+  bool alibi = false;                     ///< ALiBi bias on this layer
+  bool causal = true;                     ///< false for bidirectional (encoder) layers: T5's encoder, BERT
+  friend bool operator==(const layer_spec&, const layer_spec&) = default;
+};
+
+/// mRoPE sections of a multimodal model (rope/mrope.hpp).
+struct mrope_spec {
+  std::array<int, 3> section{};
+  mrope_layout layout = mrope_layout::contiguous;
+  friend bool operator==(const mrope_spec&, const mrope_spec&) = default;
+};
+
+/// A model's positional configuration, layer by layer.
+struct layered_config {
+  model_config base;               ///< what load_hf_config / load_gguf_config read (the full layers' RoPE)
+  std::vector<layer_spec> layers;  ///< one per layer (num_hidden_layers / block_count)
+  std::optional<mrope_spec> mrope{};
+  bool attention_sinks = false;  ///< learned per-head sink logits in the softmax (gpt-oss)
+  positional_family positional = positional_family::none;
+  std::string family;                           ///< the architecture-table row ("" when read generically)
+  std::ptrdiff_t head_dim = 0;                  ///< per-head q/k width (0 when the config does not say)
+  std::optional<double> final_logit_softcap{};  ///< Gemma 2 final_logit_softcapping (on the LM logits)
+  std::vector<std::string> warnings;
+};
+
+}  // namespace posenc::inline v0

@@ -1,0 +1,193 @@
+// posenc/config/rules.hpp — the loaders' pipeline: a key_view (config/read_hf.hpp, config/read_gguf.hpp)
+// through the rules (config/rules_rope.hpp, rules_layers.hpp, rules_attention.hpp) to a model_config
+// or a layered_config. The same functions serve every format; what differs between Hugging Face and
+// llama.cpp is decided inside the rules from the view's format and the family's row.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <posenc/config/architectures.hpp>
+#include <posenc/config/layered_config.hpp>
+#include <posenc/config/model_config.hpp>
+#include <posenc/config/rules_attention.hpp>
+#include <posenc/config/rules_layers.hpp>
+#include <posenc/config/rules_rope.hpp>
+#include <posenc/config/view.hpp>
+
+namespace posenc::inline v0::detail::rules {
+
+/// The row an unknown family is read with when the load is generic (the keys at face value).
+inline const architecture& generic_row() {
+  static constexpr architecture g{.family = "", .layers = layer_rule::period};
+  return g;
+}
+
+/// The shapes model_config reports (read first: their errors come before the RoPE's).
+inline model_config shapes_of(const context& c) {
+  const auto& t = c.top();
+  model_config m;
+  m.format = c.v.format;
+  m.model_type = c.v.reported_type;
+  m.num_attention_heads = t.int32("num_attention_heads", 1);
+  m.num_key_value_heads = t.int32("num_key_value_heads", 1);
+  m.max_position_embeddings = t.integer("max_position_embeddings", 0, max_length);
+  return m;
+}
+
+/// Everything model_config holds: shapes, the positional family's parameters, the full layers' RoPE.
+inline model_config model_of(const context& c, const layer_ropes& ropes, bool rope) {
+  model_config m = shapes_of(c);
+  m.t5 = rule_t5(c);
+  std::optional<int> hd;
+  if (c.known && c.A.alibi_scaled) hd = head_width(c);
+  m.alibi = rule_alibi(c, hd);
+  m.learned_offset = rule_learned_offset(c);
+  if (rope) {
+    m.rope = ropes.full;
+    m.rope_type = ropes.rope_type;
+  }
+  return m;
+}
+
+/// The family, its refusals, and whether the model rotates (shared by both loads).
+struct prepared {
+  const architecture* row;
+  bool rope;
+};
+inline prepared prepare(const key_view& v, const load_options& o, std::vector<std::string>& warnings) {
+  const architecture* row = rule_family(v, o, warnings);
+  const context c{v, row ? *row : generic_row(), row != nullptr, warnings};
+  rule_refused(c);
+  const bool alibi = !row && (v.read().boolean("alibi").value_or(false) || rule_alibi(c, std::nullopt).has_value());
+  return {row, uses_rope(c) && !alibi};
+}
+
+/// model_config holds the full-attention layers' RoPE: what the per-layer loaders add is reported.
+inline void note_per_layer_keys(const context& c, const layer_ropes& ropes) {
+  const std::string why =
+      ": per-layer RoPE is given by load_hf_layered / load_gguf_layered; model_config holds the "
+      "full-attention layers' RoPE";
+  for (const auto& e : c.v.rope) {
+    if (e.layer_type.empty() || e.layer_type == "full_attention") continue;
+    const auto sp = e.spelling.find("rope_theta");
+    c.warn((sp != e.spelling.end() ? sp->second : e.prefix.substr(0, e.prefix.size() - 1)) + why);
+  }
+  if (c.top().has("rope_local_base_freq") && ropes.sliding && ropes.sliding != ropes.full)
+    c.warn(c.v.name("rope_local_base_freq") + why);
+  const rope_entry* e = c.v.rope_for("");
+  const bool in_entry = e && e->params.find("mrope_section");
+  if (c.top().has("mrope_section") || in_entry)
+    c.warn((in_entry ? detail::key_reader{&e->params, e->prefix, &e->spelling}.name("mrope_section")
+                     : c.v.name("mrope_section")) +
+           ": multimodal RoPE sections ignored here (text positions make them plain RoPE; the per-layer loaders "
+           "give the sections)");
+}
+
+/// load_hf_config / load_gguf_config: the model-wide view (no layer count needed).
+inline model_config load_model(const key_view& v, const load_options& o) {
+  std::vector<std::string> warnings = v.warnings;
+  const prepared p = prepare(v, o, warnings);
+  const context c{v, p.row ? *p.row : generic_row(), p.row != nullptr, warnings};
+  static_cast<void>(shapes_of(c));
+  rule_unknown_rotary_keys(c);
+  const layer_ropes ropes = rule_layer_ropes(c, p.rope, {});
+  model_config m = model_of(c, ropes, p.rope);
+  note_per_layer_keys(c, ropes);
+  m.warnings = std::move(warnings);
+  return m;
+}
+
+/// The per-layer head width: the RoPE's, else head_dim / key_length, T5's d_kv, hidden / heads.
+inline std::ptrdiff_t layer_head_dim(const context& c, const model_config& m) {
+  if (m.rope) return m.rope->head_dim;
+  const auto& t = c.top();
+  if (auto hd = t.int32("head_dim", 1)) return *hd;
+  if (auto dkv = t.int32("d_kv", 1)) return *dkv;
+  const auto hidden = t.int32("hidden_size", 1), heads = m.num_attention_heads;
+  if (hidden && heads && *heads > 0 && *hidden % *heads == 0) return *hidden / *heads;
+  return 0;
+}
+
+/// One layer from its kind and the rules' results.
+struct layer_inputs {
+  const kinds_t& kinds;
+  const std::vector<bool>& use_rope;
+  const layer_ropes& ropes;
+  const temperatures& temps;
+  std::optional<std::int64_t> window, chunk;
+};
+inline layer_spec layer_of(const context& c, const layer_inputs& in, std::size_t i) {
+  layer_spec s;
+  s.attention = in.kinds[i];
+  s.rope_source = "none";
+  if (!is_softmax(s.attention)) return s;
+  if (s.attention == layer_attention::sliding) {
+    if (!in.window)
+      throw config_error(c.v.name("sliding_window"), c.v.present("sliding_window") ? "null" : "absent",
+                         "a window for the sliding layers");
+    s.window = in.window;
+  } else if (s.attention == layer_attention::chunked) {
+    if (!in.chunk)
+      throw config_error(c.v.name("attention_chunk_size"), "absent", "a chunk size for the chunked layers");
+    s.chunk_size = in.chunk;
+  }
+  if (in.use_rope[i]) {
+    const bool sl = s.attention == layer_attention::sliding, ch = s.attention == layer_attention::chunked;
+    s.rope = sl ? in.ropes.sliding : ch ? in.ropes.chunked : in.ropes.full;
+    s.rope_source = sl ? in.ropes.sliding_source : ch ? in.ropes.chunked_source : in.ropes.full_source;
+  } else if (in.temps.nope) {
+    s.temperature = in.temps.nope;
+  }
+  if (in.temps.every) s.temperature = in.temps.every;
+  return s;
+}
+
+/// load_hf_layered / load_gguf_layered.
+inline layered_config load_layered(const key_view& v, const load_options& o) {
+  layered_config out;
+  std::vector<std::string>& w = out.warnings;
+  w = v.warnings;
+  const prepared p = prepare(v, o, w);
+  const context c{v, p.row ? *p.row : generic_row(), p.row != nullptr, w};
+  const int n = rule_layer_count(c);
+  const auto window = rule_window(c, n);
+  const bool window_zero = v.gguf() && c.top().integer("sliding_window", 0, max_length) == std::int64_t{0};
+  const auto chunk = rule_chunk(c, window_zero);
+  const std::vector<bool> rotating = rule_rotating(c, n, window_zero);
+  const kinds_t kinds = rule_kinds(c, n, window, chunk, rotating);
+  const std::vector<bool> use_rope = rule_nope(c, p.rope, kinds, rotating, window);
+  const layer_ropes ropes = rule_layer_ropes(c, p.rope, kinds);
+  out.base = model_of(c, ropes, p.rope);
+  out.family = std::string(c.A.family);
+  out.positional = rule_positional(c, p.rope, out.base.alibi.has_value(), out.base.t5.has_value());
+  out.head_dim = layer_head_dim(c, out.base);
+  out.mrope = rule_mrope(c, ropes.full);
+  const temperatures temps = rule_temperature(c, out.head_dim, window_zero);
+  const double scale = rule_scale(c, out.head_dim, n);
+  const auto caps = rule_softcap(c);
+  out.final_logit_softcap = caps.second;
+  out.attention_sinks = c.known && c.A.sinks;
+  rule_no_effect_keys(c);
+  rule_unknown_rotary_keys(c);
+  const layer_inputs in{kinds, use_rope, ropes, temps, window, chunk};
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    layer_spec s = layer_of(c, in, i);
+    if (is_softmax(s.attention)) {
+      s.base_scale = scale;
+      s.softmax_scale = scale * (s.rope ? rope_schedule(*s.rope).base().softmax_scale_multiplier : 1.0);
+      s.logit_softcap = caps.first;
+      s.sinks = out.attention_sinks;
+      s.alibi = out.positional == positional_family::alibi;
+      s.causal = !(c.known && c.A.bidirectional) && out.positional != positional_family::t5_buckets;
+    }
+    out.layers.push_back(std::move(s));
+  }
+  out.base.warnings = w;
+  return out;
+}
+
+}  // namespace posenc::inline v0::detail::rules

@@ -1,0 +1,542 @@
+#!/usr/bin/python3
+"""Expected per-layer semantics of tests/golden/configs/conformance/*.json, computed by running
+transformers' own code at the pinned commit (never needed by the test run, which reads the JSON).
+
+For every case whose `hf` (and `hf_v5`) config belongs to a family transformers implements, this
+script materialises the pinned source (git archive of the configuration_*.py / modeling_*.py files,
+configuration_utils.py and modeling_rope_utils.py, with small stubs for the hub and packaging
+imports), instantiates the family's configuration class on the config (class defaults, layer_types,
+standardised rope_parameters), instantiates the modeling file's attention module of every layer
+(its `scaling`, `sliding_window`, sinks), runs the modeling file's rotary embedding on each layer
+type (inv_freq, attention_scaling) and its apply_rotary_pos_emb on unit probes (which elements pair
+up: the layout), and writes `expected` (and `expected_by`) into the case. What the forward pass
+decides beyond those (which layers rotate, temperatures, ALiBi) is read from the `FORWARD` table
+below, each entry citing the modeling code. Cases marked `"expected_by": "hand"` (families
+transformers does not implement) are left alone.
+
+Run with Debian's interpreter (torch 1.13):
+    /usr/bin/python3 tests/golden/gen_conformance.py [--transformers GIT_DIR] [--check] [CASE ...]
+--check compares instead of writing and exits 1 on a difference.
+"""
+
+import argparse
+import ast
+import contextlib
+import copy
+import importlib
+import inspect
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import io
+import tempfile
+import textwrap
+import types
+
+import torch
+
+COMMIT = "decba1d2"
+GENERATED_BY = ("tests/golden/gen_conformance.py: transformers@decba1d2 configuration class, attention modules, rotary "
+                "embedding and apply_rotary_pos_emb, run under torch " + torch.__version__.split("+")[0])
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASES = os.path.join(HERE, "configs", "conformance")
+DEFAULT_REPO = "/work/.mirror/zucchini-nlp+transformers/repo"
+
+# ------------------------------------------------------------------------------------------------
+# The pinned transformers source, importable without the hub packages.
+
+STUBS = {
+    "huggingface_hub/__init__.py": "",
+    "huggingface_hub/dataclasses.py": """
+        import dataclasses
+        def strict(cls=None, **kwargs):
+            return (lambda c: c) if cls is None else cls
+        def validated_field(*a, default=dataclasses.MISSING, default_factory=dataclasses.MISSING, **k):
+            if default_factory is not dataclasses.MISSING:
+                return dataclasses.field(default_factory=default_factory)
+            return dataclasses.field(default=default)
+        def as_validated_field(f):
+            return f
+    """,
+    "transformers/__init__.py": '__version__ = "5.0.0.dev0"\n',
+    "transformers/utils/__init__.py": """
+        import logging as _logging
+        class _Logging:
+            @staticmethod
+            def get_logger(name=None):
+                lg = _logging.getLogger(name)
+                lg.warning_once = lg.warning
+                lg.info_once = lg.info
+                return lg
+        logging = _Logging()
+        CONFIG_NAME = "config.json"
+        class PushToHubMixin:
+            def push_to_hub(self, *a, **k):
+                raise RuntimeError("offline")
+        def cached_file(*a, **k):
+            raise RuntimeError("offline")
+        def copy_func(f):
+            return f
+        def extract_commit_hash(*a, **k):
+            return None
+        hf_api = None
+        def is_torch_available():
+            return True
+        def auto_docstring(obj=None, **kwargs):
+            return (lambda o: o) if obj is None else obj
+        def __getattr__(name):
+            if name.startswith("is_") and name.endswith("_available"):
+                return lambda *a, **k: False
+            raise AttributeError(name)
+    """,
+    "transformers/utils/type_validators.py": """
+        import dataclasses
+        def _factory(*a, **k):
+            def make(default=dataclasses.MISSING, default_factory=dataclasses.MISSING, **kw):
+                if default_factory is not dataclasses.MISSING:
+                    return dataclasses.field(default_factory=default_factory)
+                return dataclasses.field(default=default)
+            return make
+        def __getattr__(name):
+            return _factory
+    """,
+    "transformers/utils/generic.py": "def is_timm_config_dict(d):\n    return False\n",
+    "transformers/dynamic_module_utils.py": "def custom_object_save(*a, **k):\n    pass\n",
+    "transformers/generation/__init__.py": "",
+    "transformers/generation/configuration_utils.py": """
+        class GenerationConfig:
+            @staticmethod
+            def _get_default_generation_params():
+                return {}
+    """,
+    "transformers/modeling_gguf_pytorch_utils.py": "def load_gguf_checkpoint(*a, **k):\n    raise RuntimeError\n",
+    "transformers/integrations/__init__.py": "",
+    "transformers/models/__init__.py": "",
+    "transformers/models/auto/__init__.py": """
+        import importlib
+        from . import _mapping
+        class _Lazy(dict):
+            def __getitem__(self, model_type):
+                module, name = _mapping.CLASSES[model_type]
+                return getattr(importlib.import_module(module), name)
+            def __contains__(self, model_type):
+                return model_type in _mapping.CLASSES
+        CONFIG_MAPPING = _Lazy()
+        class AutoConfig:
+            @staticmethod
+            def for_model(model_type, **kwargs):
+                return CONFIG_MAPPING[model_type](**kwargs)
+    """,
+}
+
+
+LAZY_INIT = """
+import importlib, os
+def __getattr__(name):
+    here = os.path.dirname(__file__)
+    for fn in sorted(os.listdir(here)):
+        if fn.startswith("configuration_") and fn.endswith(".py"):
+            module = importlib.import_module(__name__ + "." + fn[:-3])
+            if hasattr(module, name):
+                return getattr(module, name)
+    raise AttributeError(name)
+"""
+
+
+class Reference:
+    """The pinned transformers source in a temporary directory, on sys.path."""
+
+    def __init__(self, repo):
+        self.root = tempfile.mkdtemp(prefix="posenc_tf_")
+        archive = subprocess.check_output(
+            ["git", "-C", repo, "archive", COMMIT, "--", "src/transformers/models/*/configuration_*.py",
+             "src/transformers/models/*/modeling_*.py", "src/transformers/configuration_utils.py",
+             "src/transformers/modeling_rope_utils.py", "src/transformers/integrations/heterogeneity"])
+        with tarfile.open(fileobj=io.BytesIO(archive)) as t:
+            t.extractall(self.root)
+        src = os.path.join(self.root, "src")
+        for rel, text in STUBS.items():
+            path = os.path.join(src, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(textwrap.dedent(text))
+        models = os.path.join(src, "transformers", "models")
+        classes = {}
+        for m in sorted(os.listdir(models)):
+            d = os.path.join(models, m)
+            if not os.path.isdir(d) or m == "auto":
+                continue
+            with open(os.path.join(d, "__init__.py"), "w") as f:  # `from ..siglip import SiglipVisionConfig`
+                f.write(LAZY_INIT)
+            for fn in os.listdir(d):
+                if fn.startswith("configuration_") and fn.endswith(".py"):
+                    for node in ast.parse(open(os.path.join(d, fn)).read()).body:
+                        if not isinstance(node, ast.ClassDef):
+                            continue
+                        for st in node.body:
+                            if (isinstance(st, ast.Assign) and any(getattr(t, "id", "") == "model_type" for t in st.targets)
+                                    and isinstance(st.value, ast.Constant)):
+                                classes.setdefault(st.value.value, (f"transformers.models.{m}.{fn[:-3]}", node.name))
+        with open(os.path.join(models, "auto", "_mapping.py"), "w") as f:
+            f.write("CLASSES = " + repr(classes) + "\n")
+        self.classes = classes
+        self.models = models
+        sys.path.insert(0, src)
+
+    def config_class(self, model_type):
+        module, name = self.classes[model_type]
+        return getattr(importlib.import_module(module), name)
+
+    def modeling_source(self, config_class):
+        module = config_class.__module__.split(".")
+        path = os.path.join(self.models, module[2], module[3].replace("configuration_", "modeling_") + ".py")
+        return open(path).read() if os.path.exists(path) else None
+
+
+# ------------------------------------------------------------------------------------------------
+# Modeling code, extracted: the rotary embedding, apply_rotary_pos_emb and the attention modules run
+# on stubs of everything else (layers are never materialised).
+
+
+class Dummy:
+    """Stands in for any name the extracted code uses but does not need (modules, kernels, decorators)."""
+
+    def __init__(self, *a, **k):
+        pass
+
+    def __call__(self, *a, **k):
+        if len(a) == 1 and not k and (inspect.isfunction(a[0]) or inspect.isclass(a[0])):
+            return a[0]  # a decorator
+        return Dummy()
+
+    def __getattr__(self, name):
+        return Dummy()
+
+    def __iter__(self):
+        return iter(())
+
+    def __bool__(self):
+        return False
+
+    def __getitem__(self, key):  # annotations: Unpack[...], Optional[...]
+        return Dummy()
+
+    def __or__(self, other):  # annotations: X | None
+        return Dummy()
+
+    __ror__ = __or__
+
+
+class StubNN(types.SimpleNamespace):
+    Module = torch.nn.Module
+
+    @staticmethod
+    def Buffer(t, persistent=True):  # noqa: N802 (torch >= 2.5's nn.Buffer: a plain tensor here)
+        return t
+
+    def __getattr__(self, name):
+        return Dummy
+
+
+@contextlib.contextmanager
+def _no_autocast(*a, **k):
+    yield
+
+
+def extract(source, wanted):
+    """The top-level functions and the classes named by `wanted(name)` of a modeling file, executed."""
+    import transformers.modeling_rope_utils as mru
+
+    tree = ast.parse(source)
+    keep = [n for n in tree.body if isinstance(n, ast.FunctionDef) or (isinstance(n, ast.ClassDef) and wanted(n.name))]
+    # decorators other than these are hub kernels, deprecations and docstrings: dropped
+    meaningful = {"staticmethod", "classmethod", "property", "dynamic_rope_update"}
+    for node in keep:
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.FunctionDef, ast.ClassDef)):
+                sub.decorator_list = [d for d in sub.decorator_list
+                                      if isinstance(d, ast.Name) and d.id in meaningful]
+    ns = dict(math=math, torch=torch, nn=StubNN(), F=torch.nn.functional, __name__="extracted",
+              ROPE_INIT_FUNCTIONS=mru.ROPE_INIT_FUNCTIONS, dynamic_rope_update=mru.dynamic_rope_update,
+              maybe_autocast=_no_autocast)
+    # every other free name (decorators, kernels, norms, type names) is a stand-in
+    builtin = set(dir(__builtins__) if isinstance(__builtins__, types.ModuleType) else __builtins__)
+    for node in keep:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and sub.id not in ns and sub.id not in builtin:
+                ns[sub.id] = Dummy()
+    ns["__sources__"] = {n.name: ast.get_source_segment(source, n) for n in keep if isinstance(n, ast.ClassDef)}
+    for node in keep:
+        try:
+            exec(compile(ast.Module(body=[node], type_ignores=[]), "<extracted>", "exec"), ns)
+        except Exception:
+            pass
+    return ns
+
+
+# ------------------------------------------------------------------------------------------------
+# What the forward passes decide beyond the modules' attributes (each cites the code it restates).
+
+FORWARD = {
+    # which attention layers rotate: f(config, layer index, attention module) -> bool
+    "rotates": {
+        "cohere2": lambda c, i, a: a.sliding_window is not None,  # modeling_cohere2.py: if self.sliding_window is not None
+        "exaone4": lambda c, i, a: c.sliding_window is None or c.layer_types[i] == "sliding_attention",  # modeling_exaone4.py
+        "llama4_text": lambda c, i, a: bool(c.no_rope_layers[i]),  # modeling_llama4.py: self.use_rope
+        "smollm3": lambda c, i, a: bool(c.no_rope_layers[i]),  # modeling_smollm3.py: self.use_rope
+        "falcon": lambda c, i, a: not c.alibi,  # modeling_falcon.py: if alibi is None: apply_rotary_pos_emb
+    },
+    # the positional family of models that do not rotate: f(config)
+    "positional": {
+        "bloom": lambda c: "alibi",  # modeling_bloom.py: build_alibi_tensor on every layer
+        "mpt": lambda c: "alibi",  # modeling_mpt.py: build_mpt_alibi_tensor, whatever attn_config says
+        "falcon": lambda c: "alibi" if c.alibi else None,  # modeling_falcon.py: FalconModel.use_alibi
+        "t5": lambda c: "t5_buckets",  # modeling_t5.py: relative_attention_bias
+        "gpt2": lambda c: "learned",  # modeling_gpt2.py: wpe
+    },
+    # ALiBi parameters of the ALiBi families: f(config) -> {max_bias, slope_scale}
+    "alibi": {
+        "bloom": lambda c: {"max_bias": 8.0, "slope_scale": 1.0},  # modeling_bloom.py: build_alibi_tensor, beta 1
+        "mpt": lambda c: {"max_bias": 8.0, "slope_scale": 1.0},  # modeling_mpt.py: alibi_bias_max not passed: 8
+        # modeling_falcon.py: the mask holds alibi / sqrt(hidden_size // num_heads)
+        "falcon": lambda c: {"max_bias": 8.0, "slope_scale": (c.hidden_size // c.num_attention_heads) ** -0.5},
+    },
+    # query temperatures: f(config, layer index, attention module) -> bool
+    "temperature": {
+        # modeling_llama4.py: attn_temperature_tuning and not self.use_rope
+        "llama4_text": lambda c, i, a: bool(c.attn_temperature_tuning) and not c.no_rope_layers[i],
+        # modeling_ministral3.py: get_llama_4_attn_scale when rope_parameters carries llama_4_scaling_beta
+        "ministral3": lambda c, i, a: "llama_4_scaling_beta" in (c.rope_parameters or {}),
+    },
+    # softmax scales that no module attribute holds
+    "scale": {
+        "t5": 1.0,  # modeling_t5.py: no 1/sqrt(d) (the initialisation absorbs it)
+    },
+}
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+def layout_of(ns, out, config):
+    """Which input elements the modeling file's rotation pairs, probed on unit vectors at position 1: element 0
+    with 1 (interleaved) or with the middle of the rotated slice (half_split). Pairs are found in the input:
+    DeepSeek-V3's interleaved rotation writes its output de-interleaved (q.k is the same)."""
+    if isinstance(out, tuple):
+        cos, sin = out
+        section = None
+        if cos.dim() == 4:  # mRoPE (3, batch, seq, dim): text positions are equal in every stream
+            section = (config.rope_parameters or {}).get("mrope_section")
+            cos, sin = (cos, sin) if "apply_rotary_pos_emb" not in ns else (cos[0], sin[0])
+        fn = ns.get("apply_rotary_pos_emb_interleave") if getattr(config, "rope_interleave", False) else None
+        fn = fn or ns.get("apply_rotary_pos_emb")
+
+        def rotate(x):
+            if fn is None:
+                return ns["apply_multimodal_rotary_pos_emb"](x, x, cos, sin, section)[0]
+            return fn(x, x, cos, sin)[0]
+
+        widths = [cos.shape[-1], 2 * cos.shape[-1]]  # the rotated slice (partial rotary) or a head of half-width cos
+    else:  # complex frequencies (Llama 4): view_as_complex pairs
+
+        def rotate(x):
+            return ns["apply_rotary_emb"](x, x, out)[0]
+
+        widths = [2 * out.shape[-1]]
+    for dim in widths:
+        def image(j):
+            x = torch.zeros(1, 1, 1, dim)
+            x[..., j] = 1.0
+            return {i for i, v in enumerate(rotate(x).reshape(-1).tolist()) if abs(v) > 1e-6}
+        try:
+            first = image(0)
+        except RuntimeError:
+            continue
+        partners = [j for j in range(1, dim) if image(j) == first]
+        return "interleaved" if partners == [1] else "half_split" if partners == [dim // 2] else f"? {partners}"
+    return "?"
+
+
+def pick(ns, suffix, text_model):
+    """The decoder's class of a modeling file ending in `suffix` (not a vision / audio / encoder one)."""
+    skip = ("Vision", "Audio", "Visual", "Cross", "Encoder", "Speech", "Image", "Patch", "Flash", "Sdpa", "Vit", "MLP")
+    names = [n for n, v in ns.items() if inspect.isclass(v) and n.endswith(suffix) and not any(s in n for s in skip)]
+    names.sort(key=lambda n: (text_model.lower() not in n.lower(), len(n)))
+    return ns[names[0]] if names else None
+
+
+def construct(cls, **kw):
+    params = inspect.signature(cls.__init__).parameters
+    return cls(**{k: v for k, v in kw.items() if k in params or any(p.kind == p.VAR_KEYWORD for p in params.values())})
+
+
+def rope_of(rot, layer_type, dim_guess):
+    """inv_freq, attention_scaling and the rotary embedding's output at position 1 for one layer type."""
+    per_type = hasattr(rot, f"{layer_type}_inv_freq")
+    inv = getattr(rot, f"{layer_type}_inv_freq" if per_type else "inv_freq")
+    scaling = getattr(rot, f"{layer_type}_attention_scaling" if per_type else "attention_scaling", 1.0)
+    x = torch.zeros(1, 1, dim_guess)
+    params = inspect.signature(rot.forward).parameters
+    out = None
+    for pos in (torch.tensor([[1]]), torch.tensor([[[1]]] * 3)):  # text positions, mRoPE's three streams
+        try:
+            out = rot(x, pos, layer_type) if "layer_type" in params else rot(x, pos)
+            break
+        except (IndexError, RuntimeError):
+            continue
+    return [float(v) for v in inv.tolist()], float(scaling), out
+
+
+# The softmax scale and head width under the names older modeling files use (the value, or 1 / it).
+SCALE_ATTRS = [("scaling", False), ("softmax_scale", False), ("inv_norm_factor", False), ("norm_factor", True),
+               ("scale_attn", True)]
+HEAD_ATTRS = ["qk_head_dim", "head_dim", "head_size", "key_value_proj_dim"]
+SOFTMAX_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "attention", "hybrid")
+
+
+def scale_of(attn, mt):
+    if mt in FORWARD["scale"]:
+        return FORWARD["scale"][mt]
+    for name, inverse in SCALE_ATTRS:
+        v = getattr(attn, name, None)
+        if isinstance(v, (int, float, torch.Tensor)) and not isinstance(v, bool):
+            v = float(v)
+            return 1.0 / v if inverse else v
+    raise AttributeError(f"{type(attn).__name__}: no softmax scale attribute")
+
+
+def window_of(attn, text, ns, source):
+    """The module's sliding_window, else what its forward passes (sliding_window=self.config.sliding_window), else
+    the model's mask (create_sliding_window_causal_mask whenever config.sliding_window is set)."""
+    sw = getattr(attn, "sliding_window", None)
+    if isinstance(sw, int) and not isinstance(sw, bool):
+        return sw
+    src = ns["__sources__"].get(type(attn).__name__, "")
+    if re.search(r'sliding_window\s*=\s*(getattr\(self\.config, "sliding_window"|self\.config\.sliding_window)', src):
+        return getattr(text, "sliding_window", None)
+    if re.search(r"create_causal_mask if self\.config\.sliding_window is None else create_sliding_window_causal_mask",
+                 source):
+        return getattr(text, "sliding_window", None)
+    return None
+
+
+def expected_for(ref, hf, fwd_rotates):
+    cls = ref.config_class(hf["model_type"])
+    cfg = cls(**copy.deepcopy(hf))
+    text = cfg.get_text_config(decoder=True) if hasattr(cfg, "get_text_config") else cfg
+    if "Attention" in type(text).__name__:  # MPT's get_text_config answers its attn_config
+        text = cfg
+    mt = text.model_type
+    source = ref.modeling_source(type(text))
+    ns = extract(source, lambda n: n.endswith("RotaryEmbedding") or n.endswith("Attention"))
+    prefix = type(text).__name__.replace("TextConfig", "").replace("Config", "")
+    Attn, Rot = pick(ns, "Attention", prefix), pick(ns, "RotaryEmbedding", prefix)
+    n = text.num_hidden_layers
+    types_ = list(getattr(text, "layer_types", None) or ["full_attention"] * n)
+    rot = construct(Rot, config=text) if Rot and getattr(text, "rope_parameters", None) else None
+    out_layers = []
+    head_dim = None
+    for i in range(n):
+        lt = types_[i]
+        if lt not in SOFTMAX_TYPES:  # a hybrid model's mixer layer: no softmax attention, no positions
+            out_layers.append({"layer_type": lt, "rope": False, "theta": None, "rope_type": None, "factor": None,
+                               "layout": None, "rotary_dim": 0, "attention_scaling": 1.0, "window": None,
+                               "chunk_size": None, "sinks": False, "softmax_scale": 0.0, "logit_softcap": None,
+                               "alibi": False, "temperature": False})
+            continue
+        attn = construct(Attn, config=text, layer_idx=i)
+        head_dim = head_dim or next((int(getattr(attn, h)) for h in HEAD_ATTRS if isinstance(getattr(attn, h, None), int)), None)
+        rotates = rot is not None and fwd_rotates.get(mt, lambda c, i, a: True)(text, i, attn)
+        window = window_of(attn, text, ns, source)
+        if lt == "full_attention" and window is not None:
+            lt = "sliding_attention"
+        k = {"layer_type": lt, "rope": bool(rotates)}
+        if rotates:
+            inv, m, out = rope_of(rot, types_[i], head_dim)
+            params = text.rope_parameters.get(types_[i], text.rope_parameters)
+            if not isinstance(params, dict) or "rope_type" not in params:
+                params = text.rope_parameters
+            k.update(theta=float(params["rope_theta"]), rope_type=params.get("rope_type", "default"),
+                     factor=params.get("factor"), layout=layout_of(ns, out, text),
+                     rotary_dim=2 * len(inv), attention_scaling=m, inv_freq=inv)
+        else:
+            k.update(theta=None, rope_type=None, factor=None, layout=None, rotary_dim=0, attention_scaling=1.0)
+        k.update(window=window,
+                 chunk_size=getattr(text, "attention_chunk_size", None) if lt == "chunked_attention" else None,
+                 sinks=isinstance(getattr(attn, "sinks", None), Dummy), softmax_scale=scale_of(attn, mt))
+        cap = getattr(text, "attn_logit_softcapping", None)
+        k.update(logit_softcap=float(cap) if cap is not None and hasattr(attn, "attn_logit_softcapping") else None)
+        k.update(alibi=FORWARD["positional"].get(mt, lambda c: None)(text) == "alibi",
+                 temperature=bool(FORWARD["temperature"].get(mt, lambda c, i, a: False)(text, i, attn)))
+        out_layers.append(k)
+    rope = any(layer["rope"] for layer in out_layers)
+    positional = "rope" if rope else FORWARD["positional"].get(mt, lambda c: "none")(text) or "none"
+    final_cap = getattr(text, "final_logit_softcapping", None)
+    return {"positional": positional, "head_dim": head_dim,
+            "final_logit_softcap": float(final_cap) if final_cap is not None else None,
+            "layers": out_layers, "model_type": mt, "config": text}
+
+
+def dump(case):
+    """The case as the files hold it: indented, each layer kind on one line."""
+    kinds = case["expected"]["kinds"]
+    case["expected"]["kinds"] = [f"@KIND{i}@" for i in range(len(kinds))]
+    text = json.dumps(case, indent=1)
+    for i, k in enumerate(kinds):
+        text = text.replace(f'"@KIND{i}@"', json.dumps(k))
+    case["expected"]["kinds"] = kinds
+    return text + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--transformers", default=os.environ.get("POSENC_TRANSFORMERS", DEFAULT_REPO))
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("cases", nargs="*")
+    args = ap.parse_args()
+    ref = Reference(args.transformers)
+    status = 0
+    for fn in sorted(os.listdir(CASES)):
+        name = fn[:-5]
+        if args.cases and name not in args.cases:
+            continue
+        path = os.path.join(CASES, fn)
+        case = json.load(open(path))
+        if "hf" not in case or case.get("expected_by", "").startswith("hand") or "hf_error" in case:
+            continue
+        e = expected_for(ref, case["hf"], FORWARD["rotates"])
+        if "hf_v5" in case:  # the v5 form must mean the same to transformers itself
+            e5 = expected_for(ref, case["hf_v5"], FORWARD["rotates"])
+            if e5["layers"] != e["layers"]:
+                print(f"{name}: hf and hf_v5 differ in transformers itself")
+                status = 1
+        kinds, letters = [], ""
+        for layer in e["layers"]:
+            if layer not in kinds:
+                kinds.append(layer)
+            letters += chr(65 + kinds.index(layer))
+        expected = {"positional": e["positional"], "head_dim": e["head_dim"],
+                    "final_logit_softcap": e["final_logit_softcap"], "layers": letters, "kinds": kinds}
+        if e["positional"] == "alibi":
+            expected["alibi"] = FORWARD["alibi"][e["model_type"]](e["config"])
+        if "learned_offset" in e:
+            expected["learned_offset"] = e["learned_offset"]
+        if args.check:
+            if case.get("expected") != expected:
+                print(f"{name}: differs from the generated expectation")
+                status = 1
+            continue
+        case["expected"] = expected
+        case["expected_by"] = GENERATED_BY
+        with open(path, "w") as f:
+            f.write(dump(case))
+        print(f"{name}: {e['model_type']}, {len(letters)} layers, {len(kinds)} kinds")
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()
