@@ -80,8 +80,7 @@ inline void run_model(const arguments& a, std::ostream& out) {
   if (a.json) {
     out << "{\n  \"model_type\": " << jstr(mt) << ",\n  \"family\": " << jstr(lc.family)
         << ",\n  \"format\": " << jstr(lc.base.format)
-        << ",\n  \"positional\": " << jstr(positional_name(lc.positional))
-        << ",\n  \"learned_offset\": " << opt_int(lc.base.learned_offset, true) << ",\n  \"head_dim\": " << lc.head_dim
+        << ",\n  \"positional\": " << jstr(positional_name(lc.positional)) << ",\n  \"head_dim\": " << lc.head_dim
         << ",\n  \"final_logit_softcap\": " << opt_num(lc.final_logit_softcap, true)
         << ",\n  \"warnings\": " << jlist(lc.warnings) << ",\n  \"layers\": [";
     for (std::size_t i = 0; i < lc.layers.size(); ++i) {
