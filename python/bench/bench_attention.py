@@ -11,8 +11,15 @@ fused attention_backward), and also the two raw C++ calls through the binding on
 arrays: op / raw is what the autograd glue costs. Each case runs in a fresh process; its peak
 memory is the growth of the process's peak resident set over the inputs (ru_maxrss).
 
-    flock -x /work/team/cpu.lock python/bench/bench_attention.py                # print the table
-    python/bench/bench_attention.py --markdown docs/performance.md              # replace its section
+torch's matmuls run on whatever libblas.so.3 the system resolves: Debian installs the reference
+BLAS with python3-torch unless OpenBLAS is installed, which makes torch's side several times slower.
+The table names the library that ran; compare against OpenBLAS (libopenblas0-pthread), e.g. unpacked
+beside the build without installing it:
+
+    apt-get download libopenblas0-pthread && dpkg -x libopenblas0-pthread_*.deb /tmp/openblas
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
+        LD_LIBRARY_PATH=/tmp/openblas/usr/lib/x86_64-linux-gnu/openblas-pthread \
+        PYTHONPATH=build/release/python python/bench/bench_attention.py --markdown docs/performance.md
 """
 
 from __future__ import annotations
@@ -154,14 +161,33 @@ def machine() -> str:
     return f"{name}{extra}, {os.cpu_count()} CPUs; posenc kernels: {posenc._posenc._isa()}"
 
 
+def blas() -> str:
+    """The BLAS torch loaded (from this process's memory map) and OpenBLAS's kernel, if it is OpenBLAS."""
+    import ctypes
+
+    import torch
+
+    torch.randn(4, 4) @ torch.randn(4, 4)
+    libs = sorted({line.split()[-1] for line in open("/proc/self/maps") if "blas" in line.split()[-1].lower()})
+    name = ", ".join(os.path.basename(x) for x in libs) or "none found"
+    for lib in libs:
+        try:
+            core = ctypes.CDLL(lib).openblas_get_corename
+            core.restype = ctypes.c_char_p
+            return f"OpenBLAS ({name}; kernel {core().decode()})"
+        except (OSError, AttributeError):
+            continue
+    return f"{name} (the reference BLAS)" if "libblas" in name else name
+
+
 def table(a, results) -> str:
     import torch
 
     lines = [
-        f"Machine: {machine()}; torch {torch.__version__}, one thread; run "
+        f"Machine: {machine()}; torch {torch.__version__} on {blas()}, one thread; run "
         f"{datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()}.",
         f"Command: `python/bench/bench_attention.py --tokens {a.tokens} --heads {a.heads} --head-dim {a.head_dim}`"
-        " (under `flock -x /work/team/cpu.lock` on a shared machine)",
+        " (the OpenBLAS line of the script's header for torch's best BLAS)",
         "",
         f"Causal self-attention, 1 x {a.tokens} tokens, {a.heads} heads of {a.head_dim}, float32, forward + backward "
         "(median of the runs). Memory: peak resident growth over the inputs.",

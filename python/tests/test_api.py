@@ -135,3 +135,18 @@ def test_threads_setting():
     assert posenc.get_num_threads() >= 1
     with pytest.raises(ValueError):
         posenc.set_num_threads(-1)
+
+
+def test_type_stubs_cover_the_extension_module():
+    import ast
+    import os
+
+    import posenc._posenc as ext
+
+    stub = os.path.join(os.path.dirname(posenc.__file__), "_posenc.pyi")
+    tree = ast.parse(open(stub).read())
+    declared = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    declared |= {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    public = {n for n in dir(ext) if not n.startswith("__") or n == "__version__"}
+    assert public <= declared, sorted(public - declared)
