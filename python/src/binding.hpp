@@ -154,6 +154,8 @@ struct transform_impl final : transform_base {
 class dyn_transform {
  public:
   explicit dyn_transform(std::vector<std::shared_ptr<const transform_base>> parts);
+  /// The identity on rows of head_dim values (no parts): what an encoder without transforms uses.
+  explicit dyn_transform(std::ptrdiff_t head_dim) : name_("identity"), head_dim_(head_dim) {}
   [[nodiscard]] std::string_view name() const noexcept { return name_; }
   [[nodiscard]] std::ptrdiff_t head_dim() const noexcept { return head_dim_; }
   [[nodiscard]] double softmax_scale_multiplier() const noexcept { return multiplier_; }
@@ -182,22 +184,25 @@ class dyn_transform {
     [[nodiscard]] bool length_dependent() const noexcept { return dependent; }
   };
   [[nodiscard]] schedule_info schedule() const;
-  [[nodiscard]] posenc::rope_frequencies at(std::int64_t length) const { return lone_rope("at").at(length); }
+  // An empty chain (no transform) steers nothing: these are no-ops there.
+  [[nodiscard]] posenc::rope_frequencies at(std::int64_t length) const {
+    return parts_.empty() ? posenc::rope_frequencies{} : lone_rope("at").at(length);
+  }
   [[nodiscard]] std::int64_t effective_length(std::span<const std::int64_t> p) const noexcept {
     return posenc::rope_schedule::effective_length(p);
   }
   template <class T>
   void rotate(tensor_view<T> x, std::span<const std::int64_t> p, const posenc::rope_frequencies& f) const {
-    lone_rope("rotate").rotate(x, p, f);
+    if (!parts_.empty()) lone_rope("rotate").rotate(x, p, f);
   }
   template <class T>
   void rerotate(tensor_view<T> x, std::span<const std::int64_t> p, const posenc::rope_frequencies& from,
                 const posenc::rope_frequencies& to) const {
-    lone_rope("rerotate").rerotate(x, p, from, to);
+    if (!parts_.empty()) lone_rope("rerotate").rerotate(x, p, from, to);
   }
   template <class T>
   void rotate_delta(tensor_view<T> x, std::span<const std::int64_t> d, const posenc::rope_frequencies& f) const {
-    lone_rope("shift_window").rotate_delta(x, d, f);
+    if (!parts_.empty()) lone_rope("shift_window").rotate_delta(x, d, f);
   }
   /// True when the chain is one RoPE (the only transform a cache can move or re-rotate).
   [[nodiscard]] bool is_lone_rope() const noexcept { return parts_.size() == 1 && parts_[0]->as_rope() != nullptr; }

@@ -3,8 +3,8 @@
 // sdpa oracle and its backward (float or double), and the two KV caches. Included by the one
 // translation unit of each bias (enc_*.cpp), which calls make_bias_ops<B>(b).
 //
-// The encoder each call sees is B alone, or combined<dyn_transform, B> when the Python encoder has
-// q/k transforms; for B = no_position, dyn_transform alone. The GIL is released for the call.
+// The encoder each call sees is combined<dyn_transform, B> (for B = no_position, dyn_transform alone),
+// the chain empty when the Python encoder has no q/k transform. The GIL is released for the call.
 #pragma once
 
 #include <memory>
@@ -189,15 +189,16 @@ class bias_ops_impl final : public bias_ops {
 
   void run(op o, call_args& a, const dyn_transform* t) const override {
     py::gil_scoped_release nogil;
-    with_encoder(t, [&](const auto& e) { detail::run_op(o, a, e); });
+    with_encoder(t, a.q.shape[3], a.opts, [&](const auto& e) { detail::run_op(o, a, e); });
   }
   void run_cache(cache_op o, kv_cache_holder& c, cache_args& a, const dyn_transform* t) const override {
     py::gil_scoped_release nogil;
-    with_encoder(t, [&](const auto& e) { detail::run_cache(o, c.cache, a, e); });
+    with_encoder(t, c.cache.config().head_dim, a.opts, [&](const auto& e) { detail::run_cache(o, c.cache, a, e); });
   }
   void run_paged_cache(cache_op o, paged_cache_holder& c, cache_args& a, const dyn_transform* t) const override {
     py::gil_scoped_release nogil;
-    with_encoder(t, [&](const auto& e) { detail::run_paged_cache(o, c.cache, a, e); });
+    with_encoder(t, c.cache.config().head_dim, a.opts,
+                 [&](const auto& e) { detail::run_paged_cache(o, c.cache, a, e); });
   }
   void bias_matrix(std::span<const std::int64_t> qp, std::span<const std::int64_t> kp,
                    std::span<double> out) const override {
@@ -213,19 +214,20 @@ class bias_ops_impl final : public bias_ops {
   }
 
  private:
+  // One encoder type per bias, so each translation unit instantiates the attention family once:
+  // combined<dyn_transform, B> (dyn_transform alone for no bias). Without transforms the chain is
+  // empty and the transform flags are turned off, so the kernels copy and rotate nothing.
   template <class F>
-  void with_encoder(const dyn_transform* t, F&& f) const {
-    if constexpr (std::is_same_v<B, posenc::no_position>) {
-      if (t)
-        f(*t);
-      else
-        f(b_);
-    } else {
-      if (t)
-        f(posenc::combine(*t, b_));
-      else
-        f(b_);
+  void with_encoder(const dyn_transform* t, std::ptrdiff_t head_dim, posenc::attention_options& o, F&& f) const {
+    const dyn_transform identity(head_dim);
+    if (!t) {
+      t = &identity;
+      o.transform_queries = o.transform_keys = false;
     }
+    if constexpr (std::is_same_v<B, posenc::no_position>)
+      f(*t);
+    else
+      f(posenc::combine(*t, b_));
   }
   B b_;
 };

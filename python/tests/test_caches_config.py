@@ -59,6 +59,11 @@ def test_kv_cache_shift_window_and_refusals():
     assert cache.length == 7 and list(cache.positions[0]) == [0, 1, 2, 3, 4, 5, 6]
     kept = np.concatenate([k[:, :2], k[:, 5:]], axis=1)
     np.testing.assert_allclose(cache.keys, rope.transform_k(kept.copy(), np.arange(7)), atol=2e-5)
+    biased = posenc.KVCache(kv_heads=1, head_dim=D)  # a bias encoder: only the positions move
+    biased.append(posenc.ALiBi(num_heads=1), k, v, np.arange(10))
+    biased.shift_window(posenc.ALiBi(num_heads=1), 2, 3)
+    assert list(biased.positions[0]) == list(range(7))
+    np.testing.assert_array_equal(biased.keys, np.concatenate([k[:, :2], k[:, 5:]], axis=1))
     with pytest.raises(posenc.ConfigError, match="not a rotation"):
         cache.shift_window(posenc.XPos(head_dim=D), 0, 1)
     with pytest.raises(posenc.ShapeError, match="k.dim"):
