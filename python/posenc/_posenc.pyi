@@ -232,7 +232,8 @@ class ModelConfig:
     def report(self) -> dict[str, Any]:
         """What `posenc model --config PATH --json` prints, as a dict."""
 
-def load_config(path: str) -> ModelConfig: ...
+def load_config(path: str, *, generic: bool = False) -> ModelConfig:
+    """A config.json or GGUF file; an unknown model type is a ConfigError unless generic=True."""
 
 # ---- the raw entry points (posenc.attention & co. allocate the outputs and call these) ---------------
 

@@ -24,7 +24,8 @@ struct py_model_config {
   std::string path;
 };
 
-posenc::layered_config load_layered(const std::string& path) {
+posenc::layered_config load_layered(const std::string& path, bool generic) {
+  const posenc::load_options o{.generic = generic};
   std::ifstream probe(path, std::ios::binary);
   if (!probe) throw posenc::config_error(path, "cannot open file");
   char magic[4] = {};
@@ -32,9 +33,9 @@ posenc::layered_config load_layered(const std::string& path) {
   if (probe.gcount() == 4 && std::string_view(magic, 4) == "GGUF") {
     std::ifstream in(path, std::ios::binary);
     const auto c = posenc::read_gguf(in, path);
-    return posenc::load_gguf_layered(c.metadata, &c.tensors);
+    return posenc::load_gguf_layered(c.metadata, &c.tensors, o);
   }
-  return posenc::load_hf_layered(posenc::parse_config_json(posenc::read_text_file(path), path));
+  return posenc::load_hf_layered(posenc::parse_config_json(posenc::read_text_file(path), path), o);
 }
 
 py::object opt(const std::optional<double>& v) { return v ? py::object(py::float_(*v)) : py::none(); }
@@ -161,17 +162,18 @@ void init_config(py::module_& m) {
       });
   m.def(
       "load_config",
-      [](const std::string& path) {
+      [](const std::string& path, bool generic) {
         py_model_config c;
         {
           py::gil_scoped_release nogil;
-          c.lc = load_layered(path);
+          c.lc = load_layered(path, generic);
         }
         c.path = path;
         return c;
       },
-      "path"_a,
-      "Loads a Hugging Face config.json or a GGUF file (by its magic bytes) into the per-layer configuration.");
+      "path"_a, py::kw_only(), "generic"_a = false,
+      "Loads a Hugging Face config.json or a GGUF file (by its magic bytes) into the per-layer configuration. An "
+      "unknown model type is a ConfigError unless generic=True (the keys read at face value, guesses in warnings).");
 }
 
 }  // namespace pyposenc

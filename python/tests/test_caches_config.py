@@ -119,3 +119,13 @@ def test_layer_encoders_and_options():
         cfg.options(10 ** 6)
     with pytest.raises(posenc.ConfigError):
         posenc.load_config(os.path.join(GOLDEN, "does-not-exist.json"))
+
+
+def test_unknown_model_type_needs_generic(tmp_path):
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({"model_type": "my_new_model", "hidden_size": 256, "num_attention_heads": 4,
+                             "num_hidden_layers": 2, "rope_theta": 10000.0}))
+    with pytest.raises(posenc.ConfigError, match="my_new_model"):
+        posenc.load_config(str(p))
+    cfg = posenc.load_config(str(p), generic=True)
+    assert cfg.num_layers == 2 and cfg.encoder(0).name == "rope"
