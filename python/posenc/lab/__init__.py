@@ -4,7 +4,7 @@ N processes under torch.distributed (gloo, DistributedDataParallel) with the sam
 
     python3 -m posenc.lab                       # the default run, one process
     python3 -m posenc.lab --nproc 2             # two processes on this machine (loopback)
-    torchrun --nproc-per-node 8 -m posenc.lab   # the same code on a cluster's processes
+    torchrun --nproc_per_node 8 --redirects 1 --tee 1 -m posenc.lab   # the same code under torchrun
 """
 
 from .run import LabOptions, read_corpus, run_lab, table  # noqa: F401
