@@ -234,6 +234,40 @@ TEST_CASE("NTK static alpha", "[rope][schedule][ntk]") {
   CHECK_FALSE(s.length_dependent());
 }
 
+TEST_CASE("HunYuan dynamic alpha: the alpha base up to L0, dynamic NTK from the unscaled base beyond",
+          "[rope][schedule][dynamic_alpha]") {
+  // modeling_hunyuan_v1_dense.py: inv_freq from theta * alpha^(D/(D-2)); beyond max_position_embeddings
+  // dynamic_rope_update recomputes _compute_dynamic_ntk_parameters from rope_theta (no alpha).
+  const rope_config c{.head_dim = 128,
+                      .theta = 10000,
+                      .scaling = dynamic_alpha_scaling{.alpha = 1000, .factor = 2, .original_max_position = 4096}};
+  const rope_schedule s(c);
+  CHECK(s.length_dependent());
+  const auto alpha_base = detail::default_inv_freq(10000 * std::pow(1000.0, 128.0 / 126.0), 128, 64);
+  POSENC_CHECK_CLOSE(s.base().inv_freq, alpha_base, 0.0, 1e-15);
+  POSENC_CHECK_CLOSE(s.at(4096).inv_freq, alpha_base, 0.0, 0.0);
+  const double grown = 10000 * std::pow(2.0 * 8192 / 4096 - 1, 128.0 / 126.0);
+  POSENC_CHECK_CLOSE(s.at(8192).inv_freq, detail::default_inv_freq(grown, 128, 64), 0.0, 1e-15);
+  // the growth starts from the unscaled base: just past L0 the frequencies are higher than the alpha ones
+  CHECK(s.at(4097).inv_freq[1] > s.base().inv_freq[1]);
+  std::vector<double> scratch(64);
+  const auto v = s.select(8192, scratch);
+  CHECK(std::vector<double>(v.inv_freq, v.inv_freq + v.pairs) == s.at(8192).inv_freq);
+  CHECK(scaling_name(c.scaling) == "dynamic_alpha");
+  CHECK(scaling_factor(c.scaling) == 2.0);
+  posenc_test::error_of(
+      [] {
+        (void)rope_schedule(rope_config{.head_dim = 64, .scaling = dynamic_alpha_scaling{.alpha = 8, .factor = 1}});
+      },
+      "dynamic_alpha.original_max_position");
+  posenc_test::error_of(
+      [] {
+        (void)rope_schedule(rope_config{
+            .head_dim = 64, .scaling = dynamic_alpha_scaling{.alpha = 0.5, .factor = 1, .original_max_position = 64}});
+      },
+      "dynamic_alpha.alpha");
+}
+
 TEST_CASE("LongRoPE: short/long switch policies, boundary L0 / L0+1, magnitude", "[rope][schedule][longrope]") {
   std::vector<double> shortf(8, 1.0), longf(8);
   for (std::size_t k = 0; k < 8; ++k) longf[k] = 1.0 + static_cast<double>(k);

@@ -22,6 +22,7 @@
 #include <posenc/core/pairing.hpp>
 #include <posenc/rope/angles.hpp>
 #include <posenc/rope/scaling/default.hpp>
+#include <posenc/rope/scaling/dynamic_alpha.hpp>
 #include <posenc/rope/scaling/dynamic_ntk.hpp>
 #include <posenc/rope/scaling/explicit.hpp>
 #include <posenc/rope/scaling/frequency_factors.hpp>
@@ -36,8 +37,9 @@ namespace posenc::inline v0 {
 /// One of the scalings (each is a struct and its scaling_descriptor, rope/scaling/<name>.hpp). Every
 /// visit goes through visit_scaling / for_each_scaling below, which need a descriptor for each
 /// alternative: adding a scaling is its header and one entry here.
-using rope_scaling = std::variant<default_scaling, linear_scaling, ntk_scaling, dynamic_ntk_scaling, yarn_scaling,
-                                  llama3_scaling, longrope_scaling, frequency_factors, explicit_frequencies>;
+using rope_scaling =
+    std::variant<default_scaling, linear_scaling, ntk_scaling, dynamic_ntk_scaling, yarn_scaling, llama3_scaling,
+                 longrope_scaling, frequency_factors, explicit_frequencies, dynamic_alpha_scaling>;
 
 /// f(descriptor, scaling) with the descriptor of the alternative `s` holds (an empty tag object whose
 /// static members are the scaling's name, keys, parse, validate, frequencies and describe).
