@@ -227,7 +227,14 @@ inline std::string applied_text(const posenc::architecture& a) {
     case layer_rule::parallel_hybrid:
       add("attention and a " + mixer + " mixer side by side in every layer");
       break;
+    case layer_rule::block_configs:
+      add("block_configs: no-op / linear attention layers are " + mixer);
+      break;
+    case layer_rule::attention_types:
+      add("attention_types: global / local layers" + win);
+      break;
   }
+  if (a.period_first) add("full layers where i % period == 0");
   switch (a.nope) {
     case nope_rule::none:
     case nope_rule::no_rope_layers:
@@ -280,21 +287,28 @@ inline std::string applied_text(const posenc::architecture& a) {
       add("scale 1");
       break;
     case scale_rule::key_multiplier:
-      add("scale head_dim^-0.5 x key_multiplier");
+      add("scale head_dim^-0.5 x key_multiplier x attention_in_multiplier^2");
+      break;
+    case scale_rule::inv_head_dim:
+      add("scale head_dim^-1");
       break;
   }
+  if (a.reads_scale_attn_weights) add("scale_attn_weights false: unscaled q.k");
   if (a.softcap) {
     std::string c = "attn/final_logit_softcapping";
     if (a.default_attn_softcap)
       c += " (default " + fmt(*a.default_attn_softcap) + " / " + fmt(*a.default_final_softcap) + ")";
     add(c);
   }
-  if (a.sinks) add("attention sinks");
+  if (a.sinks) add(a.sinks_sliding_only ? "attention sinks on sliding layers" : "attention sinks");
+  if (a.alibi_at_block_count) add("ALiBi instead of RoPE at " + std::to_string(a.alibi_at_block_count) + " layers");
   if (a.alibi_scaled) add("slopes x head_dim^-0.5");
   if (a.positional == positional_family::learned)
     add(a.learned_offset_from_pad ? "position 0 at row pad_token_id + 1"
                                   : "position 0 at row " + std::to_string(a.learned_offset));
   if (a.bidirectional) add("bidirectional");
+  if (a.reads_bidirectional_key) add("use_bidirectional_attention");
+  if (a.gguf_ignores_rope_keys) add("GGUF: base 10000, unscaled, as llama.cpp");
   if (a.llama4_temperature) add("query temperature on NoPE layers");
   if (a.mrope) add(std::string("mRoPE sections (") + (a.mrope_interleaved ? "interleaved" : "contiguous") + ")");
   return s;

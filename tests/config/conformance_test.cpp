@@ -67,6 +67,7 @@ json actual(const layer_spec& l) {
   j["logit_softcap"] = l.logit_softcap ? json(*l.logit_softcap) : json();
   j["alibi"] = l.alibi;
   j["temperature"] = l.temperature.has_value();
+  j["causal"] = l.causal;
   return j;
 }
 
@@ -124,9 +125,9 @@ void check_config(const layered_config& cfg, const json& e, const std::string& g
     for (auto it = want.begin(); it != want.end(); ++it) same(got.at(it.key()), it.value(), it.key());
     CHECK(got.size() == want.size());
     // layer_options carries the layer's scale, window, chunk and soft-cap (not its encoder multiplier)
-    if (cfg.layers[i].attention != layer_attention::linear) {
+    if (is_softmax(cfg.layers[i].attention)) {
       const auto o = layer_options(cfg.layers[i]);
-      CHECK(o.causal == (cfg.positional != positional_family::t5_buckets));
+      CHECK(o.causal == cfg.layers[i].causal);
       CHECK(o.scale == cfg.layers[i].base_scale);
       CHECK(o.sliding_window == cfg.layers[i].window);
       CHECK(o.attention_chunk == cfg.layers[i].chunk_size);
@@ -373,9 +374,18 @@ TEST_CASE("loaders: what the confirmed mismatches load as now", "[conformance]")
     REQUIRE(q.mrope);
     CHECK(q.mrope->section == std::array<int, 3>{16, 24, 24});
   }
-  SECTION("bidirectional decoder attention is refused, T5's encoder layers are not causal") {
-    refused({{"model_type", "gemma3_text"},
-             {"head_dim", 256},
+  SECTION("bidirectional attention where the family reads it, refused elsewhere; T5's encoder is not causal") {
+    const auto g = cfg({{"model_type", "gemma3_text"},
+                        {"head_dim", 256},
+                        {"num_attention_heads", 2},
+                        {"num_hidden_layers", 2},
+                        {"sliding_window", 512},
+                        {"use_bidirectional_attention", true}});
+    CHECK(!layer_options(g.layers[0]).causal);
+    CHECK(layer_options(g.layers[0]).sliding_window == 257);  // |q - k| <= 512 / 2: Gemma3Config's 512 // 2 + 1
+    CHECK(!layer_options(g.layers[1]).causal);
+    refused({{"model_type", "llama"},
+             {"hidden_size", 256},
              {"num_attention_heads", 2},
              {"num_hidden_layers", 2},
              {"use_bidirectional_attention", true}},

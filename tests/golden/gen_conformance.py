@@ -88,6 +88,8 @@ STUBS = {
             return True
         def auto_docstring(obj=None, **kwargs):
             return (lambda o: o) if obj is None else obj
+        def requires_backends(*a, **k):
+            pass
         def __getattr__(name):
             if name.startswith("is_") and name.endswith("_available"):
                 return lambda *a, **k: False
@@ -289,7 +291,32 @@ FORWARD = {
         "llama4_text": lambda c, i, a: bool(c.no_rope_layers[i]),  # modeling_llama4.py: self.use_rope
         "smollm3": lambda c, i, a: bool(c.no_rope_layers[i]),  # modeling_smollm3.py: self.use_rope
         "falcon": lambda c, i, a: not c.alibi,  # modeling_falcon.py: if alibi is None: apply_rotary_pos_emb
+        "afmoe": lambda c, i, a: a.is_local_attention,  # modeling_afmoe.py: if self.is_local_attention: rotate
+        # modeling_exaone_moe.py: RoPE iff sliding_window is None or the layer slides
+        "exaone_moe": lambda c, i, a: c.sliding_window is None or c.layer_types[i] == "sliding_attention",
+        # modeling_granitemoehybrid.py: rotary_emb = ... if config.position_embedding_type == "rope" else None
+        "granitemoehybrid": lambda c, i, a: c.position_embedding_type == "rope",
     },
+    # the scaling name posenc gives a family's written rope_type (modeling code that reads it otherwise)
+    "rope_type": {
+        # modeling_hunyuan_v1_*.py: rope_type "dynamic" with an alpha is HunYuan's own alpha base
+        "hunyuan_v1_dense": lambda p: "dynamic_alpha" if p.get("rope_type") == "dynamic" and p.get("alpha") else None,
+        "hunyuan_v1_moe": lambda p: "dynamic_alpha" if p.get("rope_type") == "dynamic" and p.get("alpha") else None,
+    },
+    # the layer kind posenc reports for a hybrid's non-attention layers (the mixer its modeling file builds; HF's
+    # layer_types call them all linear_attention), and "hybrid" (Falcon-H1: attention and Mamba side by side)
+    "mixer": {
+        "jamba": "mamba",  # modeling_jamba.py: JambaMambaMixer
+        "bamba": "mamba",  # modeling_bamba.py: BambaMixer (Mamba-2)
+        "granitemoehybrid": "mamba",  # modeling_granitemoehybrid.py: GraniteMoeHybridMambaLayer
+        "nemotron_h": "mamba",  # modeling_nemotron_h.py: NemotronHMamba2Mixer
+        "lfm2": "conv", "lfm2_moe": "conv",  # modeling_lfm2.py: Lfm2ShortConv
+    },
+    # families whose attention modules decide causality (is_causal): the encoders and Gemma 3 (bidirectional
+    # with use_bidirectional_attention, modeling_gemma3.py line 320); T5's modules say is_decoder (the layers counted
+    # are the encoder's, modeling_t5.py T5Attention)
+    "module_causality": {"bert", "roberta", "eurobert", "nomic_bert", "modernbert", "jina_embeddings_v3", "gemma3_text",
+                         "t5"},
     # the positional family of models that do not rotate: f(config)
     "positional": {
         "bloom": lambda c: "alibi",  # modeling_bloom.py: build_alibi_tensor on every layer
@@ -297,6 +324,13 @@ FORWARD = {
         "falcon": lambda c: "alibi" if c.alibi else None,  # modeling_falcon.py: FalconModel.use_alibi
         "t5": lambda c: "t5_buckets",  # modeling_t5.py: relative_attention_bias
         "gpt2": lambda c: "learned",  # modeling_gpt2.py: wpe
+        "gpt_bigcode": lambda c: "learned",  # modeling_gpt_bigcode.py: wpe
+        "gpt_neo": lambda c: "learned",  # modeling_gpt_neo.py: wpe
+        "opt": lambda c: "learned",  # modeling_opt.py: embed_positions
+        "biogpt": lambda c: "learned",  # modeling_biogpt.py: embed_positions
+        "bert": lambda c: "learned",  # modeling_bert.py: position_embeddings
+        "roberta": lambda c: "learned",  # modeling_roberta.py: position_embeddings, padding-aware ids
+        "xglm": lambda c: "sinusoidal",  # modeling_xglm.py: XGLMSinusoidalPositionalEmbedding
     },
     # ALiBi parameters of the ALiBi families: f(config) -> {max_bias, slope_scale}
     "alibi": {
@@ -311,10 +345,24 @@ FORWARD = {
         "llama4_text": lambda c, i, a: bool(c.attn_temperature_tuning) and not c.no_rope_layers[i],
         # modeling_ministral3.py: get_llama_4_attn_scale when rope_parameters carries llama_4_scaling_beta
         "ministral3": lambda c, i, a: "llama_4_scaling_beta" in (c.rope_parameters or {}),
+        # modeling_mistral4.py: query_states *= 1 + llama_4_scaling_beta * log(1 + floor(pos / L0)), always
+        "mistral4": lambda c, i, a: "llama_4_scaling_beta" in (c.rope_parameters or {}),
     },
-    # softmax scales that no module attribute holds
+    # softmax scales that no module attribute holds: f(config, attention module, attribute scale)
     "scale": {
-        "t5": 1.0,  # modeling_t5.py: no 1/sqrt(d) (the initialisation absorbs it)
+        "t5": lambda c, a, s: 1.0,  # modeling_t5.py: no 1/sqrt(d) (the initialisation absorbs it)
+        # modeling_falcon_h1.py: k = k_proj(x * attention_in_multiplier) * key_multiplier, q = q_proj(x * in)
+        "falcon_h1": lambda c, a, s: s * c.key_multiplier * c.attention_in_multiplier ** 2,
+        "gpt_neo": lambda c, a, s: 1.0,  # modeling_gpt_neo.py: no division of q.k
+        "modernbert": lambda c, a, s: a.head_dim ** -0.5,  # modeling_modernbert.py: the attention's default scale
+    },
+    # the embedding row of position 0 of the learned / sinusoidal families: f(config)
+    "learned_offset": {
+        "gpt2": lambda c: 0, "gpt_bigcode": lambda c: 0, "gpt_neo": lambda c: 0, "bert": lambda c: 0,
+        "opt": lambda c: 2,  # modeling_opt.py: OPTLearnedPositionalEmbedding offset 2
+        "biogpt": lambda c: 2,  # modeling_biogpt.py: BioGptLearnedPositionalEmbedding offset 2
+        "xglm": lambda c: 2,  # modeling_xglm.py: XGLMSinusoidalPositionalEmbedding offset 2
+        "roberta": lambda c: c.pad_token_id + 1,  # modeling_roberta.py: padding_idx + 1
     },
 }
 
@@ -338,6 +386,8 @@ def layout_of(ns, out, config):
         def rotate(x):
             if fn is None:
                 return ns["apply_multimodal_rotary_pos_emb"](x, x, cos, sin, section)[0]
+            if list(inspect.signature(fn).parameters)[:2] == ["x", "cos"]:  # Gemma 3n: one tensor at a time
+                return fn(x, cos, sin)
             return fn(x, x, cos, sin)[0]
 
         widths = [cos.shape[-1], 2 * cos.shape[-1]]  # the rotated slice (partial rotary) or a head of half-width cos
@@ -394,19 +444,41 @@ def rope_of(rot, layer_type, dim_guess):
 # The softmax scale and head width under the names older modeling files use (the value, or 1 / it).
 SCALE_ATTRS = [("scaling", False), ("softmax_scale", False), ("inv_norm_factor", False), ("norm_factor", True),
                ("scale_attn", True)]
-HEAD_ATTRS = ["qk_head_dim", "head_dim", "head_size", "key_value_proj_dim"]
-SOFTMAX_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "attention", "hybrid")
+HEAD_ATTRS = ["qk_head_dim", "head_dim", "head_size", "key_value_proj_dim", "attention_head_size"]
+SOFTMAX_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "attention", "hybrid", "global", "local")
+ATTENTION_TYPE = {"sliding_attention": "local", "full_attention": "global"}  # GPT-Neo's attention modules
 
 
-def scale_of(attn, mt):
+def scale_of(attn, mt, text):
+    found = None
+    for module in (attn, getattr(attn, "self", None)):  # BERT keeps the scores in attention.self
+        for name, inverse in SCALE_ATTRS:
+            v = getattr(module, name, None)
+            if found is None and isinstance(v, (int, float, torch.Tensor)) and not isinstance(v, bool):
+                found = 1.0 / float(v) if inverse else float(v)
     if mt in FORWARD["scale"]:
-        return FORWARD["scale"][mt]
-    for name, inverse in SCALE_ATTRS:
-        v = getattr(attn, name, None)
-        if isinstance(v, (int, float, torch.Tensor)) and not isinstance(v, bool):
-            v = float(v)
-            return 1.0 / v if inverse else v
-    raise AttributeError(f"{type(attn).__name__}: no softmax scale attribute")
+        return FORWARD["scale"][mt](text, attn, found)
+    if found is None:
+        raise AttributeError(f"{type(attn).__name__}: no softmax scale attribute")
+    return found
+
+
+def declares(config, field):
+    """True when the configuration class has the field (a key it does not declare is kept but never read)."""
+    return any(field in getattr(k, "__annotations__", {}) for k in type(config).__mro__)
+
+
+def causal_of(attn, mt):
+    """Decoder modules build their causal mask at the model level (is_causal is not theirs to say); the
+    encoder families' modules carry it."""
+    if mt not in FORWARD["module_causality"]:
+        return True
+    for module in (attn, getattr(attn, "self", None)):
+        for name in ("is_causal", "is_decoder"):
+            v = getattr(module, name, None)
+            if isinstance(v, bool):
+                return v
+    return True
 
 
 def window_of(attn, text, ns, source):
@@ -415,6 +487,8 @@ def window_of(attn, text, ns, source):
     sw = getattr(attn, "sliding_window", None)
     if isinstance(sw, int) and not isinstance(sw, bool):
         return sw
+    if getattr(attn, "attention_type", None) == "local":  # GPT-Neo: all but the last window_size keys are masked
+        return text.window_size
     src = ns["__sources__"].get(type(attn).__name__, "")
     if re.search(r'sliding_window\s*=\s*(getattr\(self\.config, "sliding_window"|self\.config\.sliding_window)', src):
         return getattr(text, "sliding_window", None)
@@ -436,43 +510,55 @@ def expected_for(ref, hf, fwd_rotates):
     prefix = type(text).__name__.replace("TextConfig", "").replace("Config", "")
     Attn, Rot = pick(ns, "Attention", prefix), pick(ns, "RotaryEmbedding", prefix)
     n = text.num_hidden_layers
-    types_ = list(getattr(text, "layer_types", None) or ["full_attention"] * n)
+    types_ = list(getattr(text, "layer_types", None) or getattr(text, "attention_layers", None) or ["full_attention"] * n)
+    types_ = [{"global": "full_attention", "local": "sliding_attention"}.get(t, t) for t in types_]
     rot = construct(Rot, config=text) if Rot and getattr(text, "rope_parameters", None) else None
     out_layers = []
     head_dim = None
     for i in range(n):
         lt = types_[i]
         if lt not in SOFTMAX_TYPES:  # a hybrid model's mixer layer: no softmax attention, no positions
-            out_layers.append({"layer_type": lt, "rope": False, "theta": None, "rope_type": None, "factor": None,
+            mixer = FORWARD["mixer"].get(mt, lt) if lt in ("linear_attention", "mamba", "conv") else lt
+            out_layers.append({"layer_type": mixer, "rope": False, "theta": None, "rope_type": None, "factor": None,
                                "layout": None, "rotary_dim": 0, "attention_scaling": 1.0, "window": None,
                                "chunk_size": None, "sinks": False, "softmax_scale": 0.0, "logit_softcap": None,
-                               "alibi": False, "temperature": False})
+                               "alibi": False, "temperature": False, "causal": True})
             continue
-        attn = construct(Attn, config=text, layer_idx=i)
-        head_dim = head_dim or next((int(getattr(attn, h)) for h in HEAD_ATTRS if isinstance(getattr(attn, h, None), int)), None)
+        attn = construct(Attn, config=text, layer_idx=i, layer_id=i, embed_dim=getattr(text, "hidden_size", None),
+                         num_heads=getattr(text, "num_attention_heads", None), attention_type=ATTENTION_TYPE.get(lt))
+        for module in (attn, getattr(attn, "self", None), getattr(attn, "attention", None)):
+            head_dim = head_dim or next(
+                (int(getattr(module, h)) for h in HEAD_ATTRS if isinstance(getattr(module, h, None), int)), None)
         rotates = rot is not None and fwd_rotates.get(mt, lambda c, i, a: True)(text, i, attn)
         window = window_of(attn, text, ns, source)
         if lt == "full_attention" and window is not None:
-            lt = "sliding_attention"
-        k = {"layer_type": lt, "rope": bool(rotates)}
+            if declares(text, "layer_types") and text.layer_types:  # the layer types decide the mask (per layer type)
+                window = None
+            else:
+                lt = "sliding_attention"
+        k = {"layer_type": {"hybrid": "full_attention", "attention": "full_attention"}.get(lt, lt), "rope": bool(rotates)}
         if rotates:
             inv, m, out = rope_of(rot, types_[i], head_dim)
             params = text.rope_parameters.get(types_[i], text.rope_parameters)
             if not isinstance(params, dict) or "rope_type" not in params:
                 params = text.rope_parameters
-            k.update(theta=float(params["rope_theta"]), rope_type=params.get("rope_type", "default"),
+            rope_type = FORWARD["rope_type"].get(mt, lambda p: None)(params) or params.get("rope_type", "default")
+            k.update(theta=float(params["rope_theta"]), rope_type=rope_type,
                      factor=params.get("factor"), layout=layout_of(ns, out, text),
                      rotary_dim=2 * len(inv), attention_scaling=m, inv_freq=inv)
         else:
             k.update(theta=None, rope_type=None, factor=None, layout=None, rotary_dim=0, attention_scaling=1.0)
         k.update(window=window,
                  chunk_size=getattr(text, "attention_chunk_size", None) if lt == "chunked_attention" else None,
-                 sinks=isinstance(getattr(attn, "sinks", None), Dummy), softmax_scale=scale_of(attn, mt))
+                 sinks=isinstance(getattr(attn, "sinks", None), Dummy), softmax_scale=scale_of(attn, mt, text))
         cap = getattr(text, "attn_logit_softcapping", None)
         k.update(logit_softcap=float(cap) if cap is not None and hasattr(attn, "attn_logit_softcapping") else None)
         k.update(alibi=FORWARD["positional"].get(mt, lambda c: None)(text) == "alibi",
-                 temperature=bool(FORWARD["temperature"].get(mt, lambda c, i, a: False)(text, i, attn)))
+                 temperature=bool(FORWARD["temperature"].get(mt, lambda c, i, a: False)(text, i, attn)),
+                 causal=causal_of(attn, mt))
         out_layers.append(k)
+    if head_dim is None:  # the width of a head where no module names it
+        head_dim = getattr(text, "hidden_size") // getattr(text, "num_attention_heads")
     rope = any(layer["rope"] for layer in out_layers)
     positional = "rope" if rope else FORWARD["positional"].get(mt, lambda c: "none")(text) or "none"
     final_cap = getattr(text, "final_logit_softcapping", None)
@@ -523,8 +609,8 @@ def main():
                     "final_logit_softcap": e["final_logit_softcap"], "layers": letters, "kinds": kinds}
         if e["positional"] == "alibi":
             expected["alibi"] = FORWARD["alibi"][e["model_type"]](e["config"])
-        if "learned_offset" in e:
-            expected["learned_offset"] = e["learned_offset"]
+        if e["model_type"] in FORWARD["learned_offset"]:
+            expected["learned_offset"] = FORWARD["learned_offset"][e["model_type"]](e["config"])
         if args.check:
             if case.get("expected") != expected:
                 print(f"{name}: differs from the generated expectation")

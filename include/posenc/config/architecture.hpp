@@ -105,7 +105,10 @@ enum class layer_rule : unsigned char {
   hybrid_pattern,  ///< Nemotron-H hybrid_override_pattern: one letter per layer (M mixer, * attention, - MLP, E MoE)
   hybrid_block_types,  ///< layer_types / layers_block_type required ("mamba", "attention"); absent: every layer the
                        ///< mixer
-  parallel_hybrid,     ///< Falcon-H1: every layer runs attention and the mixer side by side (attention reported)
+  block_configs,    ///< DeciLM / Nemotron-NAS block_configs: a layer whose attention is a no-op or a linear map is the
+                    ///< mixer (no token mixing); GGUF: a KV head count of 0
+  parallel_hybrid,  ///< Falcon-H1: every layer runs attention and the mixer side by side (attention reported)
+  attention_types,  ///< GPT-Neo attention_types [[["global", "local"], n], ...] expanded over the layers
 };
 
 /// Which softmax-attention layers skip RoPE.
@@ -134,7 +137,8 @@ enum class scale_rule : unsigned char {
   mpt_softmax_scale,      ///< MPT: attn_config.softmax_scale, else head_dim^-0.5
   unscaled,               ///< T5: 1
   one,                    ///< Gemma 3n: 1 (q/k norms replace 1/sqrt(d))
-  key_multiplier,         ///< Falcon-H1: head_dim^-0.5 * key_multiplier (keys are scaled before q.k)
+  key_multiplier,  ///< Falcon-H1: head_dim^-0.5 * key_multiplier * attention_in_multiplier^2 (q and k are scaled)
+  inv_head_dim,    ///< Jais (muP): head_dim^-1
 };
 
 /// One family.
@@ -156,14 +160,16 @@ struct architecture {
   bool indices_default_attention = false;           ///< hybrid_indices without the key: every layer attention (LFM2)
   int default_period = 0;                           ///< class default of the pattern / interval / period
   int default_offset = 0;                           ///< class default of attn_layer_offset (Jamba)
-  std::optional<std::int64_t> default_window{};     ///< class default of sliding_window
-  int default_max_window_layers = 0;                ///< Qwen2 family
+  bool period_first = false;  ///< period rule: layer i is full iff i % period == 0 (else (i + 1) % period == 0)
+  std::optional<std::int64_t> default_window{};  ///< class default of sliding_window
+  int default_max_window_layers = 0;             ///< Qwen2 family
   nope_rule nope = nope_rule::none;
   bool chunked = false;  ///< attention_chunk_size on the RoPE layers (Llama 4)
   std::optional<std::int64_t> default_chunk{};
   local_rope_rule local_rope = local_rope_rule::same;
   double default_local_theta = 0;  ///< local_base: class default rope_local_base_freq
   scale_rule scale = scale_rule::head_dim;
+  bool reads_scale_attn_weights = false;  ///< GPT-2 / GPT-BigCode: scale_attn_weights false means an unscaled q.k
   /// The softmax scale is multiplied by YaRN get_mscale(s, mscale_all_dim)^2 (DeepSeek modeling); without
   /// it a YaRN mscale / mscale_all_dim pair only sets the rotary magnitude (their ratio).
   bool mscale2_hf = false;
@@ -174,18 +180,24 @@ struct architecture {
   std::optional<double> default_attn_softcap{};
   std::optional<double> default_final_softcap{};
   bool sinks = false;               ///< learned per-head sink logits (gpt-oss)
+  bool sinks_sliding_only = false;  ///< the sinks are on the sliding layers only (MiMo-V2)
   bool llama4_temperature = false;  ///< attn_temperature_tuning on the NoPE layers
   bool mrope = false;               ///< multimodal RoPE sections (text positions: plain RoPE)
   bool mrope_interleaved = false;
   bool alibi_scaled = false;             ///< Falcon: the ALiBi bias is multiplied by head_dim^-0.5 with q.k
+  int alibi_at_block_count = 0;          ///< ALiBi instead of RoPE at this layer count (Baichuan 13B), else RoPE
   int learned_offset = 0;                ///< learned positions: the first position's row (OPT 2)
   bool learned_offset_from_pad = false;  ///< RoBERTa: positions start at pad_token_id + 1
   bool bidirectional = false;            ///< the layers are not causal (encoders: BERT, T5's encoder)
+  bool reads_bidirectional_key = false;  ///< use_bidirectional_attention makes the layers bidirectional (Gemma 3)
   bool gguf_reads_window = true;         ///< llama.cpp reads {arch}.attention.sliding_window for this architecture
   bool gguf_mrope_interleaved = false;   ///< llama.cpp rotates the mRoPE sections interleaved (IMROPE)
   int gguf_period_block_count = 0;       ///< llama.cpp applies the built-in pattern only at this block_count (EXAONE 4)
-  bool per_layer_bias = false;           ///< T5 buckets: every layer has its own bias table (UMT5), else layer 0's
-  bool longrope_mscale = false;          ///< LongRoPE magnitude from rope_scaling.short_mscale / long_mscale (Phi-MoE)
+  bool gguf_pattern_array_ignored = false;  ///< llama.cpp reads no per-layer pattern array (its built-in period)
+  bool gguf_ignores_rope_keys = false;      ///< llama.cpp rotates with base 10000, unscaled, whatever the keys say
+  std::optional<std::int64_t> gguf_fixed_window{};  ///< llama.cpp uses this window whatever the key says (SmallThinker)
+  bool per_layer_bias = false;   ///< T5 buckets: every layer has its own bias table (UMT5), else layer 0's
+  bool longrope_mscale = false;  ///< LongRoPE magnitude from rope_scaling.short_mscale / long_mscale (Phi-MoE)
   /// rope_type renames the family's modeling code applies, comma-separated `type+key=scaling` (HunYuan:
   /// "dynamic+alpha=dynamic_alpha": a dynamic rope_type carrying an alpha is HunYuan's own scaling)
   std::string_view scaling_renames{};
@@ -194,6 +206,9 @@ struct architecture {
   std::string_view default_rope_parameters{};
   /// further class defaults of keys the rules read, as key=value pairs (same syntax)
   std::string_view defaults{};
+  /// the family's own names of logical keys, comma-separated `logical=spelling` (ModernBERT
+  /// "rope_theta=global_rope_theta,sliding_window=local_attention"): the rules read the spelling
+  std::string_view spellings{};
   std::string_view refused{};  ///< "key: why" when posenc refuses this family (config_error), "" if it loads
   std::string_view sources{};  ///< the reference files this row was read from, with their commits
 };

@@ -49,7 +49,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 53> table{{
+inline constexpr std::array<architecture, 134> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .gguf_arch = "llama",
@@ -240,6 +240,7 @@ inline constexpr std::array<architecture, 53> table{{
      .scale = scale_rule::query_pre_attn_scalar,
      .default_scale_param = 256,
      .softcap = true,
+     .reads_bidirectional_key = true,
      .sources = "models/gemma3/configuration_gemma3.py transformers@008f5c8c29be84d4721dc6d1e0fcd72300580be4 "
                 "(rope_theta 1e6, rope_local_base_freq 1e4, sliding_window_pattern 6, sliding_window 4096, "
                 "query_pre_attn_scalar 256, softcapping None); llama.cpp gemma3 set_swa_pattern(6), 62 layers: "
@@ -250,7 +251,7 @@ inline constexpr std::array<architecture, 53> table{{
      .partial = partial_rule::partial_rotary_factor,
      .default_partial = 0.5,
      .sources = "models/phi/configuration_phi.py (partial_rotary_factor 0.5)"},
-    {.family = "Phi-3 / Phi-3.5",
+    {.family = "Phi-3 / Phi-3.5 / Phi-4",
      .hf_model_type = "phi3",
      .gguf_arch = "phi3",
      .partial = partial_rule::partial_rotary_factor,
@@ -414,6 +415,7 @@ inline constexpr std::array<architecture, 53> table{{
      .sources = "models/gpt_neox/configuration_gpt_neox.py (rotary_pct 0.25, rotary_emb_base 10000)"},
     {.family = "GPT-J",
      .hf_model_type = "gptj",
+     .gguf_arch = "gptj",
      .hf_layout = inter,
      .gguf_layout = inter,
      .partial = partial_rule::rotary_dim,
@@ -444,6 +446,7 @@ inline constexpr std::array<architecture, 53> table{{
      .hf_model_type = "t5",
      .hf_aliases = "mt5,switch_transformers",
      .gguf_arch = "t5",
+     .gguf_aliases = "t5encoder",
      .positional = positional_family::t5_buckets,
      .scale = scale_rule::unscaled,
      .sources = "models/t5/modeling_t5.py (no 1/sqrt(d) scaling; relative_attention_bias on layer 0, shared)"},
@@ -486,6 +489,7 @@ inline constexpr std::array<architecture, 53> table{{
      .hf_model_type = "gpt2",
      .gguf_arch = "gpt2",
      .positional = positional_family::learned,
+     .reads_scale_attn_weights = true,
      .sources = "models/gpt2/modeling_gpt2.py (wpe learned absolute positions)"},
     {.family = "Marian",
      .hf_model_type = "marian",
@@ -508,7 +512,9 @@ inline constexpr std::array<architecture, 53> table{{
     {.family = "OLMoE", .hf_model_type = "olmoe", .gguf_arch = "olmoe", .sources = "models/olmoe/modeling_olmoe.py"},
     {.family = "LFM2",
      .hf_model_type = "lfm2",
+     .hf_aliases = "lfm2_moe",
      .gguf_arch = "lfm2",
+     .gguf_aliases = "lfm2moe",
      .default_theta = 1000000,
      .layers = layer_rule::hybrid_indices,
      .mixer = layer_attention::conv,
@@ -517,6 +523,622 @@ inline constexpr std::array<architecture, 53> table{{
                 "full_attention at full_attn_idxs (default every layer), else conv); modeling_lfm2.py (rotate_half "
                 "on the attention layers, scaling head_dim^-0.5); llama.cpp src/llama-model.cpp llama.cpp@b97ebdc9 "
                 "(lfm2: recurrent_layer_arr[i] = n_head_kv(i) == 0; rope type NEOX)"},
+    {.family = "AFMoE",
+     .hf_model_type = "afmoe",
+     .gguf_arch = "afmoe",
+     .default_head_dim = 128,
+     .layers = layer_rule::period,
+     .default_period = 4,
+     .default_window = 1024,
+     .nope = nope_rule::non_sliding,
+     .spellings = "sliding_window_pattern=global_attn_every_n_layers",
+     .sources = "models/afmoe/configuration_afmoe.py transformers@decba1d2 (head_dim 128, sliding_window 1024, "
+                "layer_types: sliding iff (i + 1) % global_attn_every_n_layers (4) != 0); modeling_afmoe.py (RoPE iff "
+                "is_local_attention); llama.cpp@b97ebdc9 src/models/afmoe.cpp (set_swa_pattern(4), RoPE iff (il + 1) "
+                "% 4 != 0, NEOX)"},
+    {.family = "Apertus",
+     .hf_model_type = "apertus",
+     .gguf_arch = "apertus",
+     .default_theta = 12000000,
+     .default_rope_parameters = "rope_type=llama3,rope_theta=12000000.0,factor=8.0,original_max_position_embeddings="
+                                "8192,low_freq_factor=1.0,high_freq_factor=4.0",
+     .sources = "models/apertus/configuration_apertus.py transformers@decba1d2 (absent rope_parameters: llama3, theta "
+                "1.2e7, factor 8 over 8192); llama.cpp@b97ebdc9 src/models/apertus.cpp (NEOX, rope_freqs from the "
+                "converter's llama3 factors)"},
+    {.family = "Arcee",
+     .hf_model_type = "arcee",
+     .gguf_arch = "arcee",
+     .gguf_layout = inter,
+     .sources = "models/arcee/modeling_arcee.py transformers@decba1d2 (Llama attention, rotate_half); "
+                "llama.cpp@b97ebdc9 convert_hf_to_gguf.py (LlamaModel permute) and src/llama-model.cpp (arcee: NORM)"},
+    {.family = "Arctic",
+     .hf_model_type = "arctic",
+     .gguf_arch = "arctic",
+     .gguf_layout = inter,
+     .sources = "remote code Snowflake arctic (Llama/Mixtral attention); llama.cpp@b97ebdc9 src/models/arctic.cpp "
+                "(NORM after the converter's Llama permute, 1/sqrt(head_dim), no window)"},
+    {.family = "Baichuan",
+     .hf_model_type = "baichuan",
+     .gguf_arch = "baichuan",
+     .gguf_layout = inter,
+     .alibi_at_block_count = 40,
+     .sources = "remote code Baichuan / Baichuan 2 (7B rotary, 13B ALiBi); llama.cpp@b97ebdc9 src/llama-model.cpp "
+                "(baichuan: 32 layers RoPE NORM, 40 layers ALiBi with max bias 8) and convert_hf_to_gguf.py (W_pack "
+                "split, Llama permute)"},
+    {.family = "Bailing MoE (Ling)",
+     .hf_model_type = "bailing_moe",
+     .gguf_arch = "bailingmoe",
+     .gguf_layout = inter,
+     .sources = "remote code inclusionAI bailing_moe; llama.cpp@b97ebdc9 convert_hf_to_gguf.py (Llama permute) and "
+                "src/models/bailingmoe.cpp (NORM, 1/sqrt(rotary dim) = 1/sqrt(head_dim))"},
+    {.family = "Bailing MoE 2 (Ling 2.0)",
+     .hf_model_type = "bailing_moe_v2",
+     .gguf_arch = "bailingmoe2",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.5,
+     .sources = "remote code inclusionAI bailing_moe_v2; llama.cpp@b97ebdc9 convert_hf_to_gguf.py "
+                "(rope.dimension_count = head_dim * partial_rotary_factor, default 0.5) and "
+                "src/models/bailingmoe2.cpp (NEOX)"},
+    {.family = "BERT",
+     .hf_model_type = "bert",
+     .hf_aliases = "distilbert",
+     .gguf_arch = "bert",
+     .positional = positional_family::learned,
+     .bidirectional = true,
+     .sources = "models/bert/modeling_bert.py transformers@decba1d2 (position_embeddings from 0, BertSelfAttention "
+                "scaling attention_head_size^-0.5, is_causal = is_decoder); llama.cpp@b97ebdc9 src/models/bert.cpp "
+                "(pos_embd, attention.causal false; the converter drops RoBERTa's pad_token_id + 1 rows)"},
+    {.family = "RoBERTa",
+     .hf_model_type = "roberta",
+     .hf_aliases = "xlm-roberta,camembert",
+     .positional = positional_family::learned,
+     .learned_offset = 2,
+     .learned_offset_from_pad = true,
+     .bidirectional = true,
+     .sources = "models/roberta/modeling_roberta.py transformers@decba1d2 (position ids from padding_idx + 1, "
+                "padding_idx = pad_token_id); GGUF: the bert architecture, offset 0 after the converter's slice"},
+    {.family = "BitNet",
+     .hf_model_type = "bitnet",
+     .gguf_arch = "bitnet",
+     .default_theta = 500000,
+     .sources = "models/bitnet/configuration_bitnet.py transformers@decba1d2 (default_theta 500000); "
+                "llama.cpp@b97ebdc9 src/models/bitnet.cpp (NEOX)"},
+    {.family = "Chameleon",
+     .hf_model_type = "chameleon",
+     .gguf_arch = "chameleon",
+     .gguf_layout = inter,
+     .sources = "models/chameleon/modeling_chameleon.py transformers@decba1d2 (rotate_half, head_dim^-0.5); "
+                "llama.cpp@b97ebdc9 src/models/chameleon.cpp (NORM after the Llama permute)"},
+    {.family = "ChatGLM (GGUF)",
+     .gguf_arch = "chatglm",
+     .hf_layout = inter,
+     .gguf_layout = inter,
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.5,
+     .sources = "llama.cpp@b97ebdc9 convert_hf_to_gguf.py ChatGLMModel (rope.dimension_count = head_dim / 2, "
+                "freq_base = 10000 * rope_ratio) and src/models/chatglm.cpp (NORM over the first half); remote-code "
+                "ChatGLM config.json files (rope_ratio) are not read: the HF glm rows are GLM-4"},
+    {.family = "CodeShell",
+     .hf_model_type = "codeshell",
+     .gguf_arch = "codeshell",
+     .sources = "remote code WisdomShell codeshell; llama.cpp@b97ebdc9 convert_hf_to_gguf.py (freq_base 10000, linear "
+                "1.0) and src/models/codeshell.cpp (NEOX)"},
+    {.family = "CogVLM (GGUF)",
+     .gguf_arch = "cogvlm",
+     .gguf_ignores_rope_keys = true,
+     .sources = "llama.cpp@b97ebdc9 src/models/cogvlm.cpp (ggml_rope NEOX with base 10000, no scaling: rope keys are "
+                "not read); the remote-code HF model assigns image tokens their own position ids (not read)"},
+    {.family = "DBRX",
+     .hf_model_type = "dbrx",
+     .gguf_arch = "dbrx",
+     .sources = "models/dbrx/modeling_dbrx.py transformers@decba1d2 (the rotary embedding reads rope_parameters: "
+                "attn_config.rope_theta is not read, base 10000 unless rope_theta / rope_parameters give one; run by "
+                "tests/golden/gen_conformance.py); llama.cpp@b97ebdc9 convert_hf_to_gguf.py (freq_base = "
+                "attn_config.rope_theta) and src/models/dbrx.cpp (NEOX)"},
+    {.family = "DeciLM / Nemotron-NAS",
+     .hf_model_type = "deci",
+     .hf_aliases = "nemotron-nas",
+     .gguf_arch = "deci",
+     .gguf_layout = inter,
+     .layers = layer_rule::block_configs,
+     .mixer = layer_attention::mlp,
+     .sources = "remote code DeciLM-7B (per-layer KV heads) and Llama-3_1-Nemotron-NAS (block_configs: attention "
+                "no_op or replace_with_linear); llama.cpp@b97ebdc9 src/llama-model.cpp (deci: per-layer head counts) "
+                "and src/models/deci.cpp (n_head 0: no attention; n_head_kv 0: a linear map, no token mixing; else "
+                "NORM RoPE)"},
+    {.family = "DeepSeek (v1)",
+     .hf_model_type = "deepseek",
+     .gguf_arch = "deepseek",
+     .gguf_layout = inter,
+     .sources = "remote code deepseek-moe; llama.cpp@b97ebdc9 convert_hf_to_gguf.py (Llama permute, rope.scaling.type "
+                "none) and src/models/deepseek.cpp (NORM)"},
+    {.family = "DeepSeek-OCR (GGUF)",
+     .gguf_arch = "deepseek2-ocr",
+     .gguf_ignores_rope_keys = true,
+     .sources = "llama.cpp@b97ebdc9 src/models/deepseek2.cpp (deepseek2-ocr: NEOX over the whole head, freq_base "
+                "asserted 10000, no scaling, plain MHA); the remote-code HF model is not read"},
+    {.family = "dots.llm1",
+     .hf_model_type = "dots1",
+     .gguf_arch = "dots1",
+     .layers = layer_rule::max_window_layers,
+     .default_window = 4096,
+     .default_max_window_layers = 62,
+     .gguf_reads_window = false,
+     .sources = "models/dots1/configuration_dots1.py transformers@decba1d2 (layer_types: sliding iff sliding_window "
+                "and i >= max_window_layers (62)); llama.cpp@b97ebdc9 src/llama-model.cpp (dots1 reads no window) and "
+                "src/models/dots1.cpp (NEOX)"},
+    {.family = "Dream",
+     .hf_model_type = "dream",
+     .gguf_arch = "dream",
+     .bidirectional = true,
+     .sources = "remote code Dream-org Dream (Qwen2.5 diffusion LM); llama.cpp@b97ebdc9 src/llama-model.cpp (dream: "
+                "causal_attn false) and src/models/dream.cpp (NEOX)"},
+    {.family = "EuroBERT",
+     .hf_model_type = "eurobert",
+     .gguf_arch = "eurobert",
+     .bidirectional = true,
+     .sources = "models/eurobert/modeling_eurobert.py transformers@decba1d2 (is_causal False, rotate_half); "
+                "llama.cpp@b97ebdc9 src/models/eurobert.cpp (NEOX)"},
+    {.family = "EXAONE 3 / 3.5",
+     .hf_model_type = "exaone",
+     .gguf_arch = "exaone",
+     .sources = "remote code LGAI EXAONE 3 / 3.5; llama.cpp@b97ebdc9 convert_hf_to_gguf.py (llama3 factors as "
+                "rope_freqs) and src/models/exaone.cpp (NEOX, n_rot == head_dim)"},
+    {.family = "EXAONE MoE",
+     .hf_model_type = "exaone_moe",
+     .gguf_arch = "exaone-moe",
+     .layers = layer_rule::period,
+     .default_period = 4,
+     .default_window = 4096,
+     .nope = nope_rule::non_sliding_if_window,
+     .gguf_pattern_array_ignored = true,
+     .sources = "models/exaone_moe/configuration_exaone_moe.py transformers@decba1d2 (sliding_window 4096, "
+                "layer_types: sliding iff (i + 1) % 4 != 0); modeling_exaone_moe.py (RoPE iff sliding_window is None "
+                "or the layer slides); llama.cpp@b97ebdc9 src/llama-model.cpp and src/models/exaone-moe.cpp (period "
+                "4, RoPE on the SWA layers)"},
+    {.family = "Falcon-H1",
+     .hf_model_type = "falcon_h1",
+     .gguf_arch = "falcon-h1",
+     .layers = layer_rule::parallel_hybrid,
+     .mixer = layer_attention::mamba,
+     .scale = scale_rule::key_multiplier,
+     .sources = "models/falcon_h1/modeling_falcon_h1.py transformers@decba1d2 (every layer: attention with RoPE and a "
+                "Mamba-2 mixer side by side; k = k_proj(x * attention_in_multiplier) * key_multiplier, lines 205-219, "
+                "876-922); llama.cpp@b97ebdc9 src/models/falcon-h1.cpp (NEOX; the converter folds the multipliers "
+                "into the weights: 1/sqrt(head_dim))"},
+    {.family = "Gemma 3n",
+     .hf_model_type = "gemma3n_text",
+     .hf_aliases = "gemma3n",
+     .gguf_arch = "gemma3n",
+     .default_theta = 1000000,
+     .default_head_dim = 256,
+     .layers = layer_rule::period,
+     .default_period = 5,
+     .default_window = 512,
+     .local_rope = local_rope_rule::local_base,
+     .default_local_theta = 10000,
+     .scale = scale_rule::one,
+     .softcap = true,
+     .default_final_softcap = 30.0,
+     .gguf_pattern_array_ignored = true,
+     .sources = "models/gemma3n/configuration_gemma3n.py transformers@decba1d2 (layer_types: full iff (i + 1) % 5 == "
+                "0, sliding_window 512, theta 1e6 / local 1e4, final_logit_softcapping 30); modeling_gemma3n.py "
+                "(scaling = 1.0: q/k norms; query_pre_attn_scalar not read); llama.cpp@b97ebdc9 "
+                "src/models/gemma3n-iswa.cpp (kq_scale 1, set_swa_pattern(5): the per-layer array is not read)"},
+    {.family = "Gemma embedding (GGUF)",
+     .gguf_arch = "gemma-embedding",
+     .default_theta = 1000000,
+     .default_head_dim = 256,
+     .layers = layer_rule::period,
+     .default_period = 6,
+     .default_window = 512,
+     .local_rope = local_rope_rule::local_base,
+     .default_local_theta = 10000,
+     .bidirectional = true,
+     .sources = "llama.cpp@b97ebdc9 src/llama-model.cpp (gemma-embedding: causal_attn false, "
+                "LLAMA_SWA_TYPE_SYMMETRIC, set_swa_pattern(6)) and src/models/gemma-embedding.cpp (1/sqrt(head_dim)); "
+                "HF EmbeddingGemma is gemma3_text with use_bidirectional_attention (the Gemma 3 row)"},
+    {.family = "GLM DSA (DeepSeek sparse attention)",
+     .hf_model_type = "glm_moe_dsa",
+     .hf_aliases = "deepseek_v32",
+     .gguf_arch = "glm-dsa",
+     .refused = "layer_types: DeepSeek Sparse Attention picks the top-k keys of each query with a learned indexer, a "
+                "content-dependent sparsity posenc does not model",
+     .sources = "models/glm_moe_dsa/modeling_glm_moe_dsa.py and models/deepseek_v32/ transformers@decba1d2 (indexer, "
+                "index_topk 2048); llama.cpp@b97ebdc9 src/models/deepseek2.cpp runs glm-dsa densely"},
+    {.family = "Grok (GGUF)",
+     .gguf_arch = "grok",
+     .scale = scale_rule::attention_multiplier,
+     .default_scale_param = 0.08838834764831845,
+     .softcap = true,
+     .default_attn_softcap = 30.0,
+     .sources = "llama.cpp@b97ebdc9 src/models/grok.cpp (kq = 30 tanh(kq * attention.output_scale / 30), default "
+                "0.08838834764831845, NEOX) and src/llama-model.cpp; remote-code Grok configs are not read"},
+    {.family = "GroveMoE",
+     .hf_model_type = "grove_moe",
+     .gguf_arch = "grovemoe",
+     .sources = "remote code inclusionAI GroveMoE (Qwen3-MoE attention); llama.cpp@b97ebdc9 src/models/grovemoe.cpp "
+                "(NEOX)"},
+    {.family = "HunYuan Dense",
+     .hf_model_type = "hunyuan_v1_dense",
+     .gguf_arch = "hunyuan-dense",
+     .scaling_renames = "dynamic+alpha=dynamic_alpha",
+     .sources = "models/hunyuan_v1_dense/modeling_hunyuan_v1_dense.py transformers@decba1d2 (lines 312-340: a dynamic "
+                "rope_type with alpha: base theta * alpha^(d/(d-2)), dynamic_rope_update growth from rope_theta "
+                "beyond max_position_embeddings); llama.cpp@b97ebdc9 convert_hf_to_gguf.py (alpha folded into "
+                "freq_base) and src/models/hunyuan-dense.cpp (NEOX)"},
+    {.family = "HunYuan MoE",
+     .hf_model_type = "hunyuan_v1_moe",
+     .gguf_arch = "hunyuan-moe",
+     .scaling_renames = "dynamic+alpha=dynamic_alpha",
+     .sources = "models/hunyuan_v1_moe/modeling_hunyuan_v1_moe.py transformers@decba1d2 (lines 371-405: the alpha "
+                "rule of HunYuan Dense); llama.cpp@b97ebdc9 convert_hf_to_gguf.py HunYuanMoEModel (freq_base = theta "
+                "* alpha^(d/(d-2)), context 256k) and src/models/hunyuan-moe.cpp (NEOX)"},
+    {.family = "HunYuan-VL",
+     .hf_model_type = "hunyuan_vl",
+     .hf_aliases = "hunyuan_vl_text",
+     .gguf_arch = "hunyuan_vl",
+     .scaling_renames = "xdrope+alpha=dynamic_alpha,dynamic+alpha=dynamic_alpha",
+     .sources = "models/hunyuan_vl/configuration_hunyuan_vl.py transformers@decba1d2 (xdrope renamed dynamic; text "
+                "positions: plain RoPE with the alpha base; XD-RoPE image sections not modelled); llama.cpp@b97ebdc9 "
+                "src/llama-model.cpp (hunyuan_vl: base = theta * alpha^(d/(d-2)))"},
+    {.family = "Jais (GGUF)",
+     .gguf_arch = "jais",
+     .positional = positional_family::alibi,
+     .scale = scale_rule::inv_head_dim,
+     .sources = "llama.cpp@b97ebdc9 src/models/jais.cpp (kq_scale 1/n_embd_head, muP) and src/llama-model.cpp "
+                "(attention.max_alibi_bias); the remote-code Jais config is not read"},
+    {.family = "Jais 2",
+     .hf_model_type = "jais2",
+     .gguf_arch = "jais2",
+     .sources = "models/jais2/modeling_jais2.py transformers@decba1d2 (rotate_half, head_dim^-0.5); "
+                "llama.cpp@b97ebdc9 src/models/jais2.cpp (NEOX)"},
+    {.family = "Jina BERT v2 (GGUF)",
+     .gguf_arch = "jina-bert-v2",
+     .positional = positional_family::alibi,
+     .bidirectional = true,
+     .sources = "llama.cpp@b97ebdc9 src/llama-model.cpp (jina-bert-v2: max bias 8, symmetric -slope |i - j|) and "
+                "src/models/bert.cpp; the remote-code Jina config is not read"},
+    {.family = "Jina embeddings v3",
+     .hf_model_type = "jina_embeddings_v3",
+     .gguf_arch = "jina-bert-v3",
+     .default_theta = 20000,
+     .bidirectional = true,
+     .sources = "models/jina_embeddings_v3/configuration_jina_embeddings_v3.py transformers@decba1d2 (default_theta "
+                "20000, bidirectional); llama.cpp@b97ebdc9 src/models/bert.cpp (jina-bert-v3: NEOX)"},
+    {.family = "Kimi Linear (GGUF)",
+     .gguf_arch = "kimi-linear",
+     .positional = positional_family::none,
+     .layers = layer_rule::hybrid_block_types,
+     .mixer = layer_attention::linear,
+     .sources = "llama.cpp@b97ebdc9 src/llama-model.cpp (kimi-linear: KDA layers where head_count_kv is 0) and "
+                "src/models/kimi-linear.cpp (MLA layers without RoPE, kq_scale 1/sqrt(192)); the remote-code config "
+                "is not read"},
+    {.family = "LLaDA",
+     .hf_model_type = "llada",
+     .gguf_arch = "llada",
+     .gguf_layout = inter,
+     .bidirectional = true,
+     .sources = "remote code GSAI-ML LLaDA (masked diffusion); llama.cpp@b97ebdc9 src/llama-model.cpp (llada: "
+                "causal_attn false) and src/models/llada.cpp (NORM after the Llama permute)"},
+    {.family = "LLaDA-MoE",
+     .hf_model_type = "llada_moe",
+     .gguf_arch = "llada-moe",
+     .bidirectional = true,
+     .sources = "remote code inclusionAI LLaDA-MoE; llama.cpp@b97ebdc9 src/models/llada-moe.cpp (NEOX, causal_attn "
+                "false)"},
+    {.family = "Llama embedding (GGUF)",
+     .gguf_arch = "llama-embed",
+     .gguf_layout = inter,
+     .sources = "llama.cpp@b97ebdc9 src/models/llama.cpp (llm_build_llama<true>, NORM) and src/llama-model.cpp "
+                "(attention.causal decides the direction)"},
+    {.family = "Maincoder (GGUF)",
+     .gguf_arch = "maincoder",
+     .hf_layout = inter,
+     .gguf_layout = inter,
+     .sources = "llama.cpp@b97ebdc9 src/models/maincoder.cpp (NORM, no converter permute); the remote-code config is "
+                "not read"},
+    {.family = "Mamba",
+     .hf_model_type = "mamba",
+     .hf_aliases = "falcon_mamba",
+     .gguf_arch = "mamba",
+     .positional = positional_family::none,
+     .refused = "layer_types: every layer is a Mamba (S6) state-space block: no attention",
+     .sources = "models/mamba/modeling_mamba.py transformers@decba1d2; llama.cpp@b97ebdc9 src/models/mamba.cpp"},
+    {.family = "Mamba-2",
+     .hf_model_type = "mamba2",
+     .gguf_arch = "mamba2",
+     .positional = positional_family::none,
+     .refused = "layer_types: every layer is a Mamba-2 (SSD) block: no attention",
+     .sources = "models/mamba2/modeling_mamba2.py transformers@decba1d2; llama.cpp@b97ebdc9 src/models/mamba.cpp"},
+    {.family = "RWKV",
+     .hf_model_type = "rwkv",
+     .hf_aliases = "rwkv6,rwkv7,rwkv6qwen2,arwkv",
+     .gguf_arch = "rwkv6",
+     .gguf_aliases = "rwkv6qwen2,rwkv7,arwkv7",
+     .positional = positional_family::none,
+     .refused = "layer_types: RWKV time-mixing replaces every attention layer: no attention",
+     .sources = "models/rwkv/modeling_rwkv.py transformers@decba1d2 (RWKV-4); llama.cpp@b97ebdc9 "
+                "src/models/rwkv6.cpp, rwkv7.cpp, arwkv7.cpp (recurrent architectures)"},
+    {.family = "MiniCPM",
+     .hf_model_type = "minicpm",
+     .gguf_arch = "minicpm",
+     .gguf_layout = inter,
+     .sources = "remote code openbmb MiniCPM (Llama attention, muP scales outside the attention); llama.cpp@b97ebdc9 "
+                "src/models/granite.cpp (minicpm: NORM, 1/sqrt(head_dim))"},
+    {.family = "MiniCPM3",
+     .hf_model_type = "minicpm3",
+     .gguf_arch = "minicpm3",
+     .partial = partial_rule::qk_rope_head_dim,
+     .scale = scale_rule::qk_head_dim,
+     .mscale2_hf = true,
+     .defaults = "qk_nope_head_dim=64,qk_rope_head_dim=32",
+     .sources = "models/minicpm3/modeling_minicpm3.py transformers@decba1d2 (MLA: rotate_half on the qk_rope_head_dim "
+                "slice, scaling qk_head_dim^-0.5 x mscale^2 when scaled); llama.cpp@b97ebdc9 src/models/minicpm3.cpp "
+                "(NEOX, 1/sqrt(key_length))"},
+    {.family = "MiniMax-M2",
+     .hf_model_type = "minimax_m2",
+     .gguf_arch = "minimax-m2",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_theta = 5000000,
+     .default_head_dim = 128,
+     .sources = "models/minimax_m2/configuration_minimax_m2.py transformers@decba1d2 (theta 5e6, head_dim 128, "
+                "partial_rotary_factor; rotary_dim is not read); llama.cpp@b97ebdc9 src/models/minimax-m2.cpp (NEOX "
+                "over rope.dimension_count)"},
+    {.family = "Mistral 4",
+     .hf_model_type = "mistral4",
+     .gguf_arch = "mistral4",
+     .hf_layout = inter,
+     .gguf_layout = inter,
+     .partial = partial_rule::qk_rope_head_dim,
+     .scale = scale_rule::qk_head_dim,
+     .mscale2_hf = true,
+     .mscale2_gguf = true,
+     .reads_rope_interleave = true,
+     .default_rope_parameters = "rope_type=yarn,rope_theta=10000.0,factor=128.0,original_max_position_embeddings=8192,"
+                                "beta_fast=32.0,beta_slow=1.0,mscale=1.0,mscale_all_dim=1.0,llama_4_scaling_beta=0.1",
+     .defaults = "qk_nope_head_dim=64,qk_rope_head_dim=64",
+     .sources = "models/mistral4/configuration_mistral4.py and modeling_mistral4.py transformers@decba1d2 (MLA as "
+                "DeepSeek-V3, class-default YaRN 128 over 8192, scaling x mscale^2, llama_4_scaling_beta temperature "
+                "on every layer, lines 288-296, 370-372, 421); llama.cpp@b97ebdc9 src/models/deepseek2.cpp (mistral4)"},
+    {.family = "ModernBERT",
+     .hf_model_type = "modernbert",
+     .gguf_arch = "modern-bert",
+     .default_theta = 160000,
+     .layers = layer_rule::period,
+     .default_period = 3,
+     .period_first = true,
+     .default_window = 128,
+     .local_rope = local_rope_rule::local_base,
+     .default_local_theta = 10000,
+     .bidirectional = true,
+     .spellings = "rope_theta=global_rope_theta,rope_local_base_freq=local_rope_theta,sliding_window=local_attention,"
+                  "sliding_window_pattern=global_attn_every_n_layers",
+     .sources = "models/modernbert/configuration_modernbert.py transformers@decba1d2 (layer i global iff i % "
+                "global_attn_every_n_layers (3) == 0, local_attention 128: |q - k| <= 64, global_rope_theta 160000, "
+                "local_rope_theta 10000); llama.cpp@b97ebdc9 src/llama-model.cpp (modern-bert: set_swa_pattern(3, "
+                "dense_first), LLAMA_SWA_TYPE_SYMMETRIC)"},
+    {.family = "Nemotron",
+     .hf_model_type = "nemotron",
+     .gguf_arch = "nemotron",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.5,
+     .sources = "models/nemotron/configuration_nemotron.py transformers@decba1d2 (partial_rotary_factor 0.5, "
+                "rotate_half on the first half); llama.cpp@b97ebdc9 src/models/nemotron.cpp (NEOX)"},
+    {.family = "Nemotron-H",
+     .hf_model_type = "nemotron_h",
+     .gguf_arch = "nemotron_h",
+     .gguf_aliases = "nemotron_h_moe",
+     .positional = positional_family::none,
+     .default_head_dim = 128,
+     .layers = layer_rule::hybrid_pattern,
+     .mixer = layer_attention::mamba,
+     .nope = nope_rule::all,
+     .sources = "models/nemotron_h/configuration_nemotron_h.py transformers@decba1d2 (hybrid_override_pattern M / * / "
+                "- / E, head_dim 128); modeling_nemotron_h.py (no RoPE is applied); llama.cpp@b97ebdc9 "
+                "src/llama-model.cpp (recurrent iff head_count_kv and feed_forward_length are 0)"},
+    {.family = "NeoBERT (GGUF)",
+     .gguf_arch = "neo-bert",
+     .hf_layout = inter,
+     .gguf_layout = inter,
+     .bidirectional = true,
+     .sources = "llama.cpp@b97ebdc9 src/models/neo-bert.cpp (NORM, no permute, freq_base 10000) and "
+                "convert_hf_to_gguf.py NeoBert; the remote-code config is not read"},
+    {.family = "Nomic BERT",
+     .hf_model_type = "nomic_bert",
+     .gguf_arch = "nomic-bert",
+     .gguf_aliases = "nomic-bert-moe",
+     .default_theta = 1000,
+     .bidirectional = true,
+     .sources = "models/nomic_bert/configuration_nomic_bert.py transformers@decba1d2 (default_theta 1000, "
+                "bidirectional); llama.cpp@b97ebdc9 src/models/bert.cpp (nomic-bert: NEOX)"},
+    {.family = "OLMo 3",
+     .hf_model_type = "olmo3",
+     .default_theta = 500000,
+     .layers = layer_rule::period,
+     .default_period = 4,
+     .default_window = 4096,
+     .local_rope = local_rope_rule::unscaled_sliding,
+     .sources = "models/olmo3/configuration_olmo3.py transformers@decba1d2 (default_theta 5e5, sliding_window 4096, "
+                "layer_types: sliding iff (i + 1) % 4 != 0, legacy rope_scaling on full_attention only)"},
+    {.family = "OpenELM (GGUF)",
+     .gguf_arch = "openelm",
+     .sources = "llama.cpp@b97ebdc9 src/models/openelm.cpp (NEOX, per-layer head counts) and convert_hf_to_gguf.py "
+                "(rope_freq_constant as freq_base); the remote-code config is not read"},
+    {.family = "Orion (GGUF)",
+     .gguf_arch = "orion",
+     .sources = "llama.cpp@b97ebdc9 src/models/orion.cpp (NEOX; the converter writes no rope keys: base 10000); the "
+                "remote-code config is not read"},
+    {.family = "PaddleOCR-VL",
+     .hf_model_type = "paddleocr_vl",
+     .hf_aliases = "paddleocr_vl_text",
+     .gguf_arch = "paddleocr",
+     .default_theta = 500000,
+     .mrope = true,
+     .sources = "models/paddleocr_vl/modeling_paddleocr_vl.py transformers@decba1d2 (rotate_half, mRoPE sections "
+                "doubled over cat(freqs, freqs)); llama.cpp@b97ebdc9 src/models/paddleocr.cpp (MROPE)"},
+    {.family = "openPangu Embedded (GGUF)",
+     .gguf_arch = "pangu-embedded",
+     .sources = "llama.cpp@b97ebdc9 src/models/pangu-embedded.cpp (NEOX); the remote-code config is not read"},
+    {.family = "PLaMo (GGUF)",
+     .gguf_arch = "plamo",
+     .sources = "llama.cpp@b97ebdc9 src/models/plamo.cpp (NEOX, no rope keys: base 10000); the remote-code config is "
+                "not read"},
+    {.family = "PLaMo 2 (GGUF)",
+     .gguf_arch = "plamo2",
+     .layers = layer_rule::hybrid_block_types,
+     .mixer = layer_attention::mamba,
+     .sources = "llama.cpp@b97ebdc9 src/llama-model.cpp (plamo2: recurrent iff head_count_kv is 0) and "
+                "src/models/plamo2.cpp (NEOX on the attention layers); the remote-code config is not read"},
+    {.family = "PLaMo 3 (GGUF)",
+     .gguf_arch = "plamo3",
+     .layers = layer_rule::period,
+     .default_period = 8,
+     .local_rope = local_rope_rule::local_base,
+     .default_local_theta = 10000,
+     .sources = "llama.cpp@b97ebdc9 src/llama-model.cpp (plamo3: set_swa_pattern(sliding_window_pattern, default 8), "
+                "rope.freq_base_swa default 10000) and src/models/plamo3.cpp (NEOX); the remote-code config is not "
+                "read"},
+    {.family = "PLM (GGUF)",
+     .gguf_arch = "plm",
+     .hf_layout = inter,
+     .gguf_layout = inter,
+     .partial = partial_rule::qk_rope_head_dim,
+     .scale = scale_rule::qk_head_dim,
+     .sources = "llama.cpp@b97ebdc9 src/models/plm.cpp (MLA-style rope slice, NORM, 1/sqrt(key_length)); the "
+                "remote-code config is not read"},
+    {.family = "Qwen (v1, GGUF)",
+     .gguf_arch = "qwen",
+     .sources = "llama.cpp@b97ebdc9 src/models/qwen.cpp (NEOX, 1/sqrt(head_dim)); Qwen-1's remote code "
+                "(use_dynamic_ntk, use_logn_attn beyond seq_length) is not read"},
+    {.family = "Refact (GGUF)",
+     .gguf_arch = "refact",
+     .positional = positional_family::alibi,
+     .sources = "llama.cpp@b97ebdc9 src/llama-model.cpp (refact: ALiBi with max bias 8) and src/models/refact.cpp; "
+                "the remote-code config is not read"},
+    {.family = "RND1 (GGUF)",
+     .gguf_arch = "rnd1",
+     .bidirectional = true,
+     .sources = "llama.cpp@b97ebdc9 src/models/rnd1.cpp (NEOX, causal_attn false); the remote-code config is not read"},
+    {.family = "Seed-OSS",
+     .hf_model_type = "seed_oss",
+     .gguf_arch = "seed_oss",
+     .default_head_dim = 128,
+     .sources = "models/seed_oss/configuration_seed_oss.py transformers@decba1d2 (head_dim 128); llama.cpp@b97ebdc9 "
+                "src/models/seed-oss.cpp (NEOX)"},
+    {.family = "SmallThinker (GGUF)",
+     .gguf_arch = "smallthinker",
+     .layers = layer_rule::period,
+     .default_period = 4,
+     .period_first = true,
+     .nope = nope_rule::non_sliding,
+     .gguf_fixed_window = 4096,
+     .sources = "llama.cpp@b97ebdc9 src/llama-model.cpp (smallthinker: with a window, n_swa 4096, set_swa_pattern(4, "
+                "dense_first), RoPE iff il % 4 != 0) and src/models/smallthinker.cpp; the remote-code config is not "
+                "read"},
+    {.family = "Step-3.5 (GGUF)",
+     .gguf_arch = "step35",
+     .refused = "rope.dimension_count: Step-3.5 rotates half the dimensions on its full-attention layers and all of "
+                "them on the sliding ones, per-layer-type rotary widths posenc does not model",
+     .sources = "llama.cpp@b97ebdc9 src/llama-model.cpp (step35: n_rot halved for the full layers, line 2943)"},
+    {.family = "XVERSE (GGUF)",
+     .gguf_arch = "xverse",
+     .gguf_layout = inter,
+     .sources = "llama.cpp@b97ebdc9 src/models/xverse.cpp (NORM after the Llama permute); the remote-code config is "
+                "not read"},
+    {.family = "CLIP projector (GGUF)",
+     .gguf_arch = "clip",
+     .positional = positional_family::none,
+     .refused = "general.architecture: a vision / audio projector (mmproj) file, not a language model",
+     .sources = "llama.cpp@b97ebdc9 src/llama-arch.cpp (clip: only used by llama-quantize)"},
+    {.family = "WavTokenizer decoder (GGUF)",
+     .gguf_arch = "wavtokenizer-dec",
+     .positional = positional_family::none,
+     .refused = "general.architecture: an audio codec decoder (ConvNeXt and PosNet), not a language model",
+     .sources = "llama.cpp@b97ebdc9 src/models/wavtokenizer-dec.cpp"},
+    {.family = "BioGPT",
+     .hf_model_type = "biogpt",
+     .positional = positional_family::learned,
+     .learned_offset = 2,
+     .sources = "models/biogpt/modeling_biogpt.py transformers@decba1d2 (BioGptLearnedPositionalEmbedding offset 2, "
+                "head_dim^-0.5)"},
+    {.family = "CodeGen",
+     .hf_model_type = "codegen",
+     .hf_layout = inter,
+     .partial = partial_rule::rotary_dim,
+     .default_partial = 64,
+     .sources = "models/codegen/modeling_codegen.py transformers@decba1d2 (create_sinusoidal_positions base 10000, "
+                "rotate_every_two on the first rotary_dim (64) dims)"},
+    {.family = "GPT-Neo",
+     .hf_model_type = "gpt_neo",
+     .positional = positional_family::learned,
+     .layers = layer_rule::attention_types,
+     .default_window = 256,
+     .scale = scale_rule::unscaled,
+     .spellings = "sliding_window=window_size",
+     .sources = "models/gpt_neo/modeling_gpt_neo.py transformers@decba1d2 (wpe; attention_types global / local, "
+                "window_size 256; q.k not divided by sqrt(d))"},
+    {.family = "OPT",
+     .hf_model_type = "opt",
+     .positional = positional_family::learned,
+     .learned_offset = 2,
+     .sources = "models/opt/modeling_opt.py transformers@decba1d2 (OPTLearnedPositionalEmbedding offset 2, scaling "
+                "head_dim^-0.5)"},
+    {.family = "XGLM",
+     .hf_model_type = "xglm",
+     .positional = positional_family::sinusoidal,
+     .learned_offset = 2,
+     .sources = "models/xglm/modeling_xglm.py transformers@decba1d2 (XGLMSinusoidalPositionalEmbedding offset 2, "
+                "head_dim^-0.5)"},
+    {.family = "GPT-BigCode / StarCoder",
+     .hf_model_type = "gpt_bigcode",
+     .gguf_arch = "starcoder",
+     .positional = positional_family::learned,
+     .reads_scale_attn_weights = true,
+     .sources = "models/gpt_bigcode/modeling_gpt_bigcode.py transformers@decba1d2 (wpe; scale head_dim^-0.5 iff "
+                "scale_attn_weights); llama.cpp@b97ebdc9 src/models/starcoder.cpp (pos_embd; no rotation despite "
+                "llama_model_rope_type NORM)"},
+    {.family = "Helium",
+     .hf_model_type = "helium",
+     .hf_layout = inter,
+     .default_theta = 100000,
+     .sources = "models/helium/modeling_helium.py transformers@decba1d2 (interleaved rotate_half, default_theta 1e5; "
+                "run by tests/golden/gen_conformance.py)"},
+    {.family = "Bamba",
+     .hf_model_type = "bamba",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.5,
+     .layers = layer_rule::hybrid_indices,
+     .mixer = layer_attention::mamba,
+     .sources = "models/bamba/configuration_bamba.py transformers@decba1d2 (attention at attn_layer_indices, else "
+                "Mamba-2; partial_rotary_factor 0.5); GGUF: the granitehybrid architecture"},
+    {.family = "Granite 4.0-H",
+     .hf_model_type = "granitemoehybrid",
+     .gguf_arch = "granitehybrid",
+     .gguf_layout = inter,
+     .layers = layer_rule::hybrid_block_types,
+     .mixer = layer_attention::mamba,
+     .nope = nope_rule::position_embedding_type,
+     .scale = scale_rule::attention_multiplier,
+     .default_scale_param = 1.0,
+     .spellings = "layer_types=layers_block_type",
+     .sources = "models/granitemoehybrid/configuration_granitemoehybrid.py and modeling_granitemoehybrid.py "
+                "transformers@decba1d2 (layer_types mamba / attention, default all Mamba; RoPE iff "
+                "position_embedding_type == rope, line 1049; attention_multiplier 1.0); llama.cpp@b97ebdc9 "
+                "src/llama-model.cpp (granitehybrid: recurrent iff head_count_kv 0, RoPE iff rope.scaling.finetuned) "
+                "and convert_hf_to_gguf.py (Llama permute)"},
+    {.family = "Jamba",
+     .hf_model_type = "jamba",
+     .gguf_arch = "jamba",
+     .positional = positional_family::none,
+     .layers = layer_rule::hybrid_period_offset,
+     .mixer = layer_attention::mamba,
+     .default_period = 8,
+     .default_offset = 4,
+     .nope = nope_rule::all,
+     .sources = "models/jamba/configuration_jamba.py transformers@decba1d2 (attention iff i % attn_layer_period (8) "
+                "== attn_layer_offset (4), else Mamba); modeling_jamba.py (no positional encoding); "
+                "llama.cpp@b97ebdc9 src/llama-model.cpp (jamba: recurrent iff head_count_kv 0, rope type NONE)"},
 }};
 
 #undef POSENC_HF_V5

@@ -55,12 +55,11 @@ using layer_encoder = std::variant<no_position, rope, mrope, attention_temperatu
 
 /// The attention options of a layer: causal (except T5's encoder layers), the layer's softmax scale (without the
 /// encoder's own multiplier, which the attention applies), its sliding window or chunk, and its logit soft-cap. A
-/// linear-attention layer of a hybrid model is not softmax attention: config_error.
+/// hybrid model's mixer layer (mamba, conv, linear attention, MLP-only) is not softmax attention: config_error.
 [[nodiscard]] inline attention_options layer_options(const layer_spec& s) {
-  if (s.attention == layer_attention::linear)
-    throw config_error(
-        "layer.attention", "linear_attention",
-        "a softmax-attention layer (a hybrid model's linear-attention layers take no attention options)");
+  if (!is_softmax(s.attention))
+    throw config_error("layer.attention", layer_type_name(s.attention),
+                       "a softmax-attention layer (a hybrid model's mixer layers take no attention options)");
   attention_options o{.causal = s.causal};
   if (s.base_scale > 0) o.scale = s.base_scale;
   if (s.attention == layer_attention::sliding) o.sliding_window = s.window;

@@ -154,7 +154,7 @@ inline void warn_rope_keys(key_view& v, const config_value& md, const std::strin
     if (suffix == "rope.dimension_count_swa")
       v.warnings.push_back(m.key +
                            ": sliding-window layers' rotary width is not modelled; rope.dimension_count is used");
-    else if (suffix == "rope.scaling.finetuned" || suffix == "rope.scaling.yarn_attn_factor")
+    else if (suffix == "rope.scaling.yarn_attn_factor")
       v.warnings.push_back(m.key + ": not interpreted; ignored");
     else
       v.warnings.push_back(m.key + ": unknown rope key; ignored");
@@ -206,10 +206,14 @@ inline void read_swa_pattern(key_view& v, const config_value& md, const std::str
   R::read_per_layer(v, metadata, p + "attention.head_count_kv", "num_key_value_heads");
   R::read_per_layer(v, metadata, p + "feed_forward_length", "intermediate_size");
   R::read_swa_pattern(v, metadata, p);
-  const std::pair<const char*, const char*> more[] = {
-      {"attention.key_length_mla", "key_length_mla"},         {"attention.scale", "attention_scale"},
-      {"rope.dimension_sections", "mrope_section"},           {"attention.temperature_scale", "temperature_scale"},
-      {"attention.temperature_length", "temperature_length"}, {"attention.layer_norm_epsilon", "layer_norm_eps"}};
+  const std::pair<const char*, const char*> more[] = {{"attention.key_length_mla", "key_length_mla"},
+                                                      {"attention.scale", "attention_scale"},
+                                                      {"rope.dimension_sections", "mrope_section"},
+                                                      {"attention.temperature_scale", "temperature_scale"},
+                                                      {"attention.temperature_length", "temperature_length"},
+                                                      {"attention.output_scale", "attention_output_scale"},
+                                                      {"attention.causal", "causal"},
+                                                      {"rope.scaling.finetuned", "rope_finetuned"}};
   for (const auto& [suffix, logical] : more) {
     v.spelling[logical] = p + suffix;
     if (const config_value* e = metadata.find(p + suffix); e && !e->is_null()) v.set(logical, *e, p + suffix);

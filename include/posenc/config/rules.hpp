@@ -53,17 +53,31 @@ inline model_config model_of(const context& c, const layer_ropes& ropes, bool ro
   return m;
 }
 
-/// The family, its refusals, and whether the model rotates (shared by both loads).
+/// The family, its refusals, and whether the model rotates (shared by both loads). The view gets the
+/// family's class defaults (architecture::defaults) for the keys the config leaves out.
 struct prepared {
   const architecture* row;
   bool rope;
+  key_view v;
 };
-inline prepared prepare(const key_view& v, const load_options& o, std::vector<std::string>& warnings) {
-  const architecture* row = rule_family(v, o, warnings);
+inline prepared prepare(const key_view& in, const load_options& o, std::vector<std::string>& warnings) {
+  const architecture* row = rule_family(in, o, warnings);
+  key_view v = in;
+  if (row && !v.gguf()) {
+    const config_value spellings = pairs_object(row->spellings), defaults = pairs_object(row->defaults);
+    for (const auto& m : spellings.members())  // the family's names of logical keys
+      if (const config_value* e = v.keys.find(m.value.as_string()); e && !v.present(m.key))
+        v.set(m.key, config_value(*e), v.prefix + m.value.as_string());
+    for (const auto& m : defaults.members())
+      if (!v.present(m.key)) v.set(m.key, m.value, v.prefix + m.key + " (class default)");
+  }
   const context c{v, row ? *row : generic_row(), row != nullptr, warnings};
   rule_refused(c);
-  const bool alibi = !row && (v.read().boolean("alibi").value_or(false) || rule_alibi(c, std::nullopt).has_value());
-  return {row, uses_rope(c) && !alibi};
+  if (v.gguf() && v.present("rope_finetuned") && !(row && row->nope == nope_rule::position_embedding_type))
+    warnings.push_back(v.name("rope_finetuned") + ": not interpreted; ignored");
+  bool alibi = !row && (v.read().boolean("alibi").value_or(false) || rule_alibi(c, std::nullopt).has_value());
+  if (row && row->alibi_at_block_count) alibi = v.read().int32("num_hidden_layers", 1) == row->alibi_at_block_count;
+  return {row, uses_rope(c) && !alibi, std::move(v)};
 }
 
 /// model_config holds the full-attention layers' RoPE: what the per-layer loaders add is reported.
@@ -88,10 +102,10 @@ inline void note_per_layer_keys(const context& c, const layer_ropes& ropes) {
 }
 
 /// load_hf_config / load_gguf_config: the model-wide view (no layer count needed).
-inline model_config load_model(const key_view& v, const load_options& o) {
-  std::vector<std::string> warnings = v.warnings;
-  const prepared p = prepare(v, o, warnings);
-  const context c{v, p.row ? *p.row : generic_row(), p.row != nullptr, warnings};
+inline model_config load_model(const key_view& in, const load_options& o) {
+  std::vector<std::string> warnings = in.warnings;
+  const prepared p = prepare(in, o, warnings);
+  const context c{p.v, p.row ? *p.row : generic_row(), p.row != nullptr, warnings};
   static_cast<void>(shapes_of(c));
   rule_unknown_rotary_keys(c);
   const layer_ropes ropes = rule_layer_ropes(c, p.rope, {});
@@ -146,12 +160,31 @@ inline layer_spec layer_of(const context& c, const layer_inputs& in, std::size_t
   return s;
 }
 
+/// Encoders (BERT, T5's encoder, diffusion LMs) attend both ways; Gemma 3 does with use_bidirectional_attention.
+inline bool rule_bidirectional(const context& c, positional_family p) {
+  if (p == positional_family::t5_buckets) return true;  // the layers counted are T5's encoder layers
+  if (c.v.gguf())
+    if (const auto causal = c.top().boolean("causal")) return !*causal;  // llama.cpp attention.causal
+  if (!c.known) return false;
+  return c.A.bidirectional ||
+         (c.A.reads_bidirectional_key && c.top().boolean("use_bidirectional_attention").value_or(false));
+}
+
+/// A bidirectional sliding window: transformers (sliding_window_bidirectional_overlay, W // 2 + 1 in the
+/// config classes) and llama.cpp (LLAMA_SWA_TYPE_SYMMETRIC) allow |q - k| <= W / 2 of the config's W; posenc's
+/// symmetric window allows |q - k| < its window, so it is W / 2 + 1.
+inline std::optional<std::int64_t> symmetric_window(const context&, const std::optional<std::int64_t>& w) {
+  if (!w) return w;
+  return *w / 2 + 1;
+}
+
 /// load_hf_layered / load_gguf_layered.
-inline layered_config load_layered(const key_view& v, const load_options& o) {
+inline layered_config load_layered(const key_view& in, const load_options& o) {
   layered_config out;
   std::vector<std::string>& w = out.warnings;
-  w = v.warnings;
-  const prepared p = prepare(v, o, w);
+  w = in.warnings;
+  const prepared p = prepare(in, o, w);
+  const key_view& v = p.v;
   const context c{v, p.row ? *p.row : generic_row(), p.row != nullptr, w};
   const int n = rule_layer_count(c);
   const auto window = rule_window(c, n);
@@ -163,7 +196,14 @@ inline layered_config load_layered(const key_view& v, const load_options& o) {
   const layer_ropes ropes = rule_layer_ropes(c, p.rope, kinds);
   out.base = model_of(c, ropes, p.rope);
   out.family = std::string(c.A.family);
-  out.positional = rule_positional(c, p.rope, out.base.alibi.has_value(), out.base.t5.has_value());
+  out.positional = c.known && c.A.alibi_at_block_count && !p.rope
+                       ? positional_family::alibi
+                       : rule_positional(c, p.rope, out.base.alibi.has_value(), out.base.t5.has_value());
+  // a RoPE family none of whose layers rotates (Granite 4.0-H without position_embedding_type) has no positions
+  if (out.positional == positional_family::rope &&
+      std::none_of(use_rope.begin(), use_rope.end(), [](bool r) { return r; }))
+    out.positional = positional_family::none;
+  if (out.positional == positional_family::alibi && !out.base.alibi) out.base.alibi = model_config::alibi_params{};
   out.head_dim = layer_head_dim(c, out.base);
   out.mrope = rule_mrope(c, ropes.full);
   const temperatures temps = rule_temperature(c, out.head_dim, window_zero);
@@ -173,16 +213,17 @@ inline layered_config load_layered(const key_view& v, const load_options& o) {
   out.attention_sinks = c.known && c.A.sinks;
   rule_no_effect_keys(c);
   rule_unknown_rotary_keys(c);
-  const layer_inputs in{kinds, use_rope, ropes, temps, window, chunk};
+  const bool bidirectional = rule_bidirectional(c, out.positional);
+  const layer_inputs li{kinds, use_rope, ropes, temps, bidirectional ? symmetric_window(c, window) : window, chunk};
   for (std::size_t i = 0; i < kinds.size(); ++i) {
-    layer_spec s = layer_of(c, in, i);
+    layer_spec s = layer_of(c, li, i);
     if (is_softmax(s.attention)) {
       s.base_scale = scale;
       s.softmax_scale = scale * (s.rope ? rope_schedule(*s.rope).base().softmax_scale_multiplier : 1.0);
       s.logit_softcap = caps.first;
-      s.sinks = out.attention_sinks;
+      s.sinks = out.attention_sinks && (!c.A.sinks_sliding_only || s.attention == layer_attention::sliding);
       s.alibi = out.positional == positional_family::alibi;
-      s.causal = !(c.known && c.A.bidirectional) && out.positional != positional_family::t5_buckets;
+      s.causal = !bidirectional;
     }
     out.layers.push_back(std::move(s));
   }

@@ -62,9 +62,9 @@ inline void rule_refused(const context& c) {
     throw config_error(c.v.prefix + std::string(c.A.refused.substr(0, colon)),
                        std::string(c.A.family) + " is refused: " + std::string(c.A.refused.substr(colon + 2)));
   }
-  if (c.top().boolean("use_bidirectional_attention").value_or(false))
+  if (c.top().boolean("use_bidirectional_attention").value_or(false) && !(c.known && c.A.reads_bidirectional_key))
     throw config_error(c.v.name("use_bidirectional_attention"), "true",
-                       "false or absent (bidirectional decoder attention, as in EmbeddingGemma, is not modelled)");
+                       "false or absent (" + c.who() + " reads no such key)");
 }
 
 /// ALiBi parameters: the family's (MPT: HF's modeling code always uses a maximum bias of 8; Falcon: slopes
@@ -125,7 +125,8 @@ inline positional_family rule_positional(const context& c, bool rope, bool alibi
 
 /// Learned absolute positions: the embedding row of position 0 (OPT 2; RoBERTa pad_token_id + 1).
 inline std::optional<std::int64_t> rule_learned_offset(const context& c) {
-  if (!c.known || c.A.positional != positional_family::learned) return std::nullopt;
+  if (!c.known || (c.A.positional != positional_family::learned && c.A.positional != positional_family::sinusoidal))
+    return std::nullopt;
   if (!c.A.learned_offset_from_pad) return c.A.learned_offset;
   const auto pad = c.top().integer("pad_token_id", 0, max_length);
   return pad.value_or(c.A.learned_offset - 1) + 1;
@@ -148,9 +149,12 @@ inline double rule_scale(const context& c, std::ptrdiff_t head_dim, int n) {
     if (rule == scale_rule::query_pre_attn_scalar && embd && heads &&
         ((c.v.model_type == "gemma2" && n == 46) || (c.v.model_type == "gemma3" && n == 62)))
       scale = 1.0 / std::sqrt(static_cast<double>(*embd / *heads));
-    if (auto s = t.number("attention_scale"); s && *s != 0) scale = positive(c.v.name("attention_scale"), *s);
-    return rule == scale_rule::unscaled ? 1.0 : rule == scale_rule::one ? 1.0 : scale;
+    for (const char* k : {"attention_scale", "attention_output_scale"})  // Granite attention.scale, Grok output_scale
+      if (auto s = t.number(k); s && *s != 0) scale = positive(c.v.name(k), *s);
+    if (rule == scale_rule::inv_head_dim && head_dim > 0) return 1.0 / static_cast<double>(head_dim);
+    return rule == scale_rule::unscaled || rule == scale_rule::one ? 1.0 : scale;
   }
+  if (c.known && c.A.reads_scale_attn_weights && !t.boolean("scale_attn_weights").value_or(true)) return 1.0;
   switch (rule) {
     case scale_rule::head_dim:
     case scale_rule::qk_head_dim:
@@ -172,8 +176,14 @@ inline double rule_scale(const context& c, std::ptrdiff_t head_dim, int n) {
     case scale_rule::one:
       scale = 1.0;
       break;
-    case scale_rule::key_multiplier:
-      scale *= positive(c.v.name("key_multiplier"), t.number("key_multiplier").value_or(1.0));
+    case scale_rule::key_multiplier: {  // k = k_proj(x * in) * key_multiplier, q = q_proj(x * in)
+      const double in =
+          positive(c.v.name("attention_in_multiplier"), t.number("attention_in_multiplier").value_or(1.0));
+      scale *= positive(c.v.name("key_multiplier"), t.number("key_multiplier").value_or(1.0)) * in * in;
+      break;
+    }
+    case scale_rule::inv_head_dim:
+      scale = head_dim > 0 ? 1.0 / static_cast<double>(head_dim) : 0.0;
       break;
   }
   if (t.has("query_pre_attn_scalar") && rule != scale_rule::query_pre_attn_scalar)

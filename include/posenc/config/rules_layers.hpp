@@ -43,27 +43,30 @@ inline void require_fits(const context& c, std::string_view key, std::int64_t v,
 /// The sliding window: the key (an explicit null means none; GGUF: 0 means none), else the class default
 /// (GGUF: llama.cpp's built-in window where it applies its built-in pattern only at one layer count).
 inline std::optional<std::int64_t> rule_window(const context& c, int n) {
-  const auto w = c.top().integer("sliding_window", c.v.gguf() ? 0 : 1, max_length);
+  const std::string_view key = "sliding_window";
+  const auto w = c.top().integer(key, c.v.gguf() ? 0 : 1, max_length);
   if (c.v.gguf()) {
+    if (w && *w > 0 && c.known && c.A.gguf_fixed_window) return c.A.gguf_fixed_window;  // SmallThinker: 4096
     if (w) return *w > 0 ? w : std::nullopt;
     const bool builtin = c.known && c.A.gguf_period_block_count && n == c.A.gguf_period_block_count;
     return builtin ? c.A.default_window : std::nullopt;
   }
-  if (w || c.v.present("sliding_window") || !c.known) return w;
+  if (w || c.v.present(key) || !c.known) return w;
   return c.A.default_window;
 }
 
 /// Sliding flags from a period: sliding iff (i + 1) % period != 0 (Gemma 3, llama.cpp set_swa_pattern).
-inline kinds_t from_period(int n, std::int64_t period) {
+/// With `first`, layer i is full iff i % period == 0 (ModernBERT, llama.cpp's dense_first).
+inline kinds_t from_period(int n, std::int64_t period, bool first = false) {
   kinds_t k(static_cast<std::size_t>(n), layer_attention::full);
   for (int i = 0; i < n; ++i)
-    if (period != 0 && (i + 1) % period != 0) k[static_cast<std::size_t>(i)] = layer_attention::sliding;
+    if (period != 0 && (first ? i : i + 1) % period != 0) k[static_cast<std::size_t>(i)] = layer_attention::sliding;
   return k;
 }
 
 /// True for the families whose non-attention layers are a token mixer (the hybrid layer rules).
 constexpr bool is_hybrid(layer_rule r) noexcept {
-  return r >= layer_rule::hybrid_interval && r != layer_rule::parallel_hybrid;
+  return r >= layer_rule::hybrid_interval && r != layer_rule::parallel_hybrid && r != layer_rule::attention_types;
 }
 
 /// The kind a layer-type name stands for in this family: softmax attention, or the family's mixer.
@@ -142,6 +145,50 @@ inline kinds_t from_letters(const context& c, std::string_view key, int n) {
   return k;
 }
 
+/// DeciLM / Nemotron-NAS block_configs: a layer whose attention is a no-op or replaced by a linear map
+/// mixes no tokens (the family's mixer kind); without the key every layer attends.
+inline kinds_t from_block_configs(const context& c, int n) {
+  kinds_t k(static_cast<std::size_t>(n), layer_attention::full);
+  const config_value* b = c.top().get("block_configs");
+  if (!b) return k;
+  if (!b->is_list() || b->items().size() != k.size())
+    throw config_error(c.v.name("block_configs"), b->to_text(), "one block configuration per layer");
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    const std::string at = c.v.name("block_configs") + "[" + std::to_string(i) + "].attention.";
+    const config_value* a = b->items()[i].is_object() ? b->items()[i].find("attention") : nullptr;
+    const detail::key_reader r{a, at};
+    if (r.boolean("no_op").value_or(false) || r.boolean("replace_with_linear").value_or(false)) k[i] = c.A.mixer;
+  }
+  return k;
+}
+
+/// GPT-Neo attention_types [[["global", "local"], n], ...]: the list repeated n times, in order.
+inline kinds_t from_attention_types(const context& c, int n) {
+  const config_value* t = c.top().get("attention_types");
+  kinds_t k;
+  if (!t) {  // GPTNeoConfig's default: [[["global", "local"], num_layers / 2]]
+    for (int i = 0; i < n; ++i) k.push_back(i % 2 == 0 ? layer_attention::full : layer_attention::sliding);
+    return k;
+  }
+  const std::string key = c.v.name("attention_types");
+  if (!t->is_list()) throw config_error(key, t->to_text(), "a list of [[kinds...], repeat] pairs");
+  for (const auto& item : t->items()) {
+    const bool pair = item.is_list() && item.items().size() == 2 && item.items()[0].is_list() &&
+                      item.items()[1].is_integer() && item.items()[1].as_integer() >= 0 &&
+                      item.items()[1].as_integer() <= n;
+    if (!pair) throw config_error(key, t->to_text(), "a list of [[kinds...], repeat] pairs");
+    for (std::int64_t r = 0; r < item.items()[1].as_integer(); ++r)
+      for (const auto& kind : item.items()[0].items()) {
+        if (!kind.is_string() || (kind.as_string() != "global" && kind.as_string() != "local"))
+          throw config_error(key, kind.to_text(), "\"global\" or \"local\"");
+        k.push_back(kind.as_string() == "global" ? layer_attention::full : layer_attention::sliding);
+      }
+  }
+  detail::require(k.size() == static_cast<std::size_t>(n), key, k.size(),
+                  c.v.name("num_hidden_layers") + " = " + std::to_string(n) + " layers in all");
+  return k;
+}
+
 /// Hybrid families without an explicit list: the family's own declaration of its attention layers.
 inline kinds_t hybrid_kinds(const context& c, int n, const std::optional<std::int64_t>& window) {
   const auto& t = c.top();
@@ -182,6 +229,8 @@ inline kinds_t hybrid_kinds(const context& c, int n, const std::optional<std::in
     case layer_rule::hybrid_block_types:
       std::fill(k.begin(), k.end(), c.A.mixer);
       return k;
+    case layer_rule::block_configs:
+      return from_block_configs(c, n);
     default:
       return k;
   }
@@ -219,27 +268,29 @@ inline kinds_t sliding_kinds(const context& c, int n, const std::optional<std::i
 /// The period families (Gemma 2/3, Cohere2, gpt-oss, EXAONE 4): sliding_window_pattern, an integer
 /// period or EXAONE 4's letters ("LLLG": L sliding, G full, repeated), else the class default.
 inline std::optional<kinds_t> period_kinds(const context& c, int n, const std::optional<std::int64_t>& window) {
-  const config_value* p = c.top().get("sliding_window_pattern");
+  const std::string_view pk = "sliding_window_pattern";
+  const bool first = c.known && c.A.period_first;
+  const config_value* p = c.top().get(pk);
   if (p && p->is_string()) {
     const std::string& s = p->as_string();
     if (s.empty() || s.find_first_not_of("LG") != std::string::npos)
-      throw config_error(c.v.name("sliding_window_pattern"), p->to_text(),
+      throw config_error(c.v.name(pk), p->to_text(),
                          "an integer period or a string of L (sliding) and G (full) letters");
-    require_fits(c, "sliding_window_pattern", static_cast<std::int64_t>(s.size()), n);
+    require_fits(c, pk, static_cast<std::int64_t>(s.size()), n);
     kinds_t k(static_cast<std::size_t>(n), layer_attention::full);
     for (std::size_t i = 0; i < k.size(); ++i)
       if (s[i % s.size()] == 'L') k[i] = layer_attention::sliding;
     return k;
   }
   if (p) {
-    const auto period = *c.top().int32("sliding_window_pattern", 0);
-    require_fits(c, "sliding_window_pattern", period, n);
-    return from_period(n, period);
+    const auto period = *c.top().int32(pk, 0);
+    require_fits(c, pk, period, n);
+    return from_period(n, period, first);
   }
   if (!c.known || !c.A.default_period) return std::nullopt;
   if (c.A.nope == nope_rule::non_sliding_if_window && !window)
     return kinds_t(static_cast<std::size_t>(n), layer_attention::full);
-  return from_period(n, c.A.default_period);
+  return from_period(n, c.A.default_period, first);
 }
 
 /// Whether each layer's RoPE survives the NoPE-layer keys (no_rope_layers: 1 rotates, 0 NoPE;
@@ -321,11 +372,12 @@ inline kinds_t gguf_kinds(const context& c, int n, const std::optional<std::int6
                           const std::optional<std::int64_t>& chunk, const std::vector<bool>& rotating) {
   const auto& t = c.top();
   const bool builtin_here = !c.known || !c.A.gguf_period_block_count || n == c.A.gguf_period_block_count;
-  if (t.has("layer_types")) return from_names(c, "layer_types", n);
+  const bool first = c.known && c.A.period_first;
+  if (t.has("layer_types") && !(c.known && c.A.gguf_pattern_array_ignored)) return from_names(c, "layer_types", n);
   if (t.has("sliding_window_pattern")) {
     const auto period = *t.int32("sliding_window_pattern", 1);
     require_fits(c, "sliding_window_pattern", period, n);
-    return from_period(n, period);
+    return from_period(n, period, first);
   }
   if (c.known && is_hybrid(c.A.layers)) {
     if (c.A.layers == layer_rule::hybrid_interval) return hybrid_kinds(c, n, window);
@@ -335,7 +387,7 @@ inline kinds_t gguf_kinds(const context& c, int n, const std::optional<std::int6
       !(c.A.nope == nope_rule::non_sliding_if_window && !window)) {
     c.warn(c.v.name("sliding_window_pattern") + " absent: llama.cpp's built-in pattern for " + c.v.model_type +
            " (every " + std::to_string(c.A.default_period) + "th layer full) is used");
-    return from_period(n, c.A.default_period);
+    return from_period(n, c.A.default_period, first);
   }
   if (c.known && c.A.layers == layer_rule::nope_interval && c.A.chunked && chunk) {
     kinds_t k(static_cast<std::size_t>(n), layer_attention::full);
@@ -385,6 +437,7 @@ inline kinds_t rule_kinds(const context& c, int n, const std::optional<std::int6
     return k;
   }
   if (is_hybrid(c.A.layers)) return hybrid_kinds(c, n, window);
+  if (c.A.layers == layer_rule::attention_types) return from_attention_types(c, n);
   if (c.A.layers == layer_rule::nope_interval) {
     const bool smol_slides = !c.A.chunked && t.boolean("use_sliding_window").value_or(false) && window;
     for (std::size_t i = 0; i < k.size(); ++i) {
@@ -407,7 +460,10 @@ inline std::vector<bool> rule_nope(const context& c, bool rope, const kinds_t& k
                                    const std::optional<std::int64_t>& window) {
   const bool any_sliding = std::find(kinds.begin(), kinds.end(), layer_attention::sliding) != kinds.end();
   const nope_rule rule = c.known ? c.A.nope : nope_rule::none;
-  const bool pet_rope = c.top().string("position_embedding_type").value_or("") == "rope";
+  // Granite 4.0-H: position_embedding_type (HF); llama.cpp rotates iff rope.scaling.finetuned, which the converter
+  // sets for Bamba and for models without Mamba layers
+  const bool pet_rope = c.v.gguf() ? c.top().boolean("rope_finetuned").value_or(false)
+                                   : c.top().string("position_embedding_type").value_or("") == "rope";
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     const bool sliding = kinds[i] == layer_attention::sliding;
     bool r = rope && is_softmax(kinds[i]) && rotating[i];

@@ -341,7 +341,13 @@ inline std::optional<rope_config> rule_rope(const context& c, const rope_entry& 
   rc.theta = rule_theta(c, e, theta_fallback);
   rule_rotary_dims(c, e, rc);
   rc.layout = rule_layout(c);
-  const std::string type = rule_scaling(c, e, rc);
+  std::string type = rule_scaling(c, e, rc);
+  if (c.v.gguf() && c.known && c.A.gguf_ignores_rope_keys && (rc.theta != 10000 || type != "default")) {
+    c.warn(c.v.model_type + ": llama.cpp rotates with base 10000 and no scaling whatever the rope keys say");
+    rc.theta = 10000;
+    rc.scaling = default_scaling{};
+    type = "default";
+  }
   if (type_out) *type_out = type;
   return rc;
 }
