@@ -18,6 +18,7 @@
 #include <span>
 #include <string_view>
 
+#include <posenc/core/distance.hpp>
 #include <posenc/core/tensor_view.hpp>
 
 namespace posenc::inline v0 {
@@ -60,13 +61,6 @@ concept score_bias_encoding = positional_encoding<E> &&
     requires(const E& e, std::ptrdiff_t h, std::int64_t i, std::int64_t j) {
   { e.num_heads() } -> std::convertible_to<std::ptrdiff_t>;
   { e.bias(h, i, j) } -> std::convertible_to<double>;
-};
-
-/// Distances d = pos_k - pos_q at or beyond which a distance-indexed hook stops changing: the value
-/// at every d <= lo equals the value at lo, and at every d >= hi the value at hi (T5 buckets
-/// saturate, Shaw tables clip; ALiBi never does: lo = INT64_MIN, hi = INT64_MAX).
-struct distance_range {
-  std::int64_t lo = 0, hi = 0;
 };
 
 /// Refinement of hook 3 that tells a fused attention which path the bias takes: an encoder that

@@ -62,11 +62,9 @@ namespace posenc::inline v0 {
 ///
 ///   posenc::attention(q, k, v, out, posenc::combine(rope, alibi), {.causal = true});
 ///   posenc::attention(q, k, v, out, enc, opts, {.executor = my_pool, .workspace = &ws});
-template <class Q, class K, class V, positional_encoding E>
-requires std::same_as < std::remove_const_t<Q>,
-float > &&detail::kv_storage<std::remove_const_t<K>>&& detail::kv_storage<std::remove_const_t<V>> void attention(
-            tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<float> out, const E& encoder,
-            const attention_options& options = {}, const fast_attention_options& fast = {}) {
+template <maybe_const<float> Q, kv_element K, kv_element V, positional_encoding E>
+void attention(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<float> out, const E& encoder,
+               const attention_options& options = {}, const fast_attention_options& fast = {}) {
   using TK = std::remove_const_t<K>;
   using TV = std::remove_const_t<V>;
   detail::fast_attention<TK, TV>(tensor_view<const float>(q), tensor_view<const TK>(k), tensor_view<const TV>(v), out,

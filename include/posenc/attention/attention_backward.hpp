@@ -37,9 +37,9 @@
 #include <posenc/attention/fast/options.hpp>
 #include <posenc/attention/mask.hpp>
 #include <posenc/attention/options.hpp>
-#include <posenc/attention/sdpa.hpp>
-#include <posenc/attention/sdpa_backward.hpp>
+#include <posenc/attention/rules.hpp>
 #include <posenc/concepts.hpp>
+#include <posenc/core/checked.hpp>
 #include <posenc/core/errors.hpp>
 #include <posenc/core/parallel.hpp>
 #include <posenc/core/tensor_view.hpp>
@@ -91,7 +91,7 @@ void backward_bias_row(const backward_call<E>& c, std::ptrdiff_t h, std::int64_t
   const std::int64_t* pk = c.pk.data() + b * c.Sk + j0;
   if (c.use_table) {
     const float* tab = c.table + h * c.tn;
-    for (int j = 0; j < nk; ++j) s[j] += tab[std::clamp(sat_sub(pk[j], pos_q), c.trange.lo, c.trange.hi) - c.trange.lo];
+    for (int j = 0; j < nk; ++j) s[j] += tab[std::clamp(saturating_difference(pk[j], pos_q), c.trange.lo, c.trange.hi) - c.trange.lo];
   }
   for_each_leaf(c.enc, [&](const auto& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
@@ -325,7 +325,7 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
   if constexpr (any_leaf_distance_bias<E>()) {
     const auto [qlo, qhi] = std::minmax_element(pq.begin(), pq.end());
     const auto [klo, khi] = std::minmax_element(pk.begin(), pk.end());
-    const distance_range call_range{sat_sub(*klo, *qhi), sat_sub(*khi, *qlo)};
+    const distance_range call_range{saturating_difference(*klo, *qhi), saturating_difference(*khi, *qlo)};
     distance_range r{INT64_MAX, INT64_MIN};
     for_each_leaf(enc, [&](const auto& leaf) {
       if constexpr (distance_bias_encoding<std::remove_cvref_t<decltype(leaf)>>) {
@@ -334,7 +334,7 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
       }
     });
     c.trange = clip_range(call_range, r);
-    const std::int64_t span = sat_sub(c.trange.hi, c.trange.lo);
+    const std::int64_t span = saturating_difference(c.trange.hi, c.trange.lo);
     if (span < INT64_MAX && span + 1 <= f.max_bias_table / std::max<std::ptrdiff_t>(Hq, 1)) {
       c.use_table = true;
       c.tn = static_cast<std::ptrdiff_t>(span + 1);
@@ -477,15 +477,12 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
 ///
 ///   posenc::attention(q, k, v, out, enc, opts, {.log_sum_exp = lse});
 ///   posenc::attention_backward(q, k, v, out, lse, dout, dq, dk, dv, enc, opts, {.encoder = grad});
-template <class Q, class K, class V, class O, class DO, positional_encoding E>
-requires std::same_as < std::remove_const_t<Q>,
-float > &&std::same_as<std::remove_const_t<K>, float>&& std::same_as<std::remove_const_t<V>, float>&&
-            std::same_as<std::remove_const_t<O>, float>&& std::same_as<std::remove_const_t<DO>, float> void
-            attention_backward(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<O> out,
-                               std::span<const float> lse, tensor_view<DO> dout, tensor_view<float> dq,
-                               tensor_view<float> dk, tensor_view<float> dv, const E& encoder,
-                               const attention_options& options = {}, const attention_gradients& grads = {},
-                               const fast_attention_options& fast = {}) {
+template <maybe_const<float> Q, maybe_const<float> K, maybe_const<float> V, maybe_const<float> O, maybe_const<float> DO,
+          positional_encoding E>
+void attention_backward(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<O> out,
+                        std::span<const float> lse, tensor_view<DO> dout, tensor_view<float> dq, tensor_view<float> dk,
+                        tensor_view<float> dv, const E& encoder, const attention_options& options = {},
+                        const attention_gradients& grads = {}, const fast_attention_options& fast = {}) {
   static_assert(detail::backward_supported<E>,
                 "attention_backward: the encoder's q/k transform has no backward "
                 "(qk_transform_backward_encoding)");

@@ -328,8 +328,7 @@ class kv_cache {
   /// if they differ from those of the cached keys it re-rotates them (rerotate_cached_keys) or
   /// empties itself and returns `cache_event::dropped` without appending (drop_cache: re-prefill
   /// the whole context). keep_stale rotates new keys under the encoder's own per-call rule (HF).
-  template <positional_encoding E, class K, class V>
-  requires std::same_as<std::remove_const_t<K>, T> && std::same_as<std::remove_const_t<V>, T>
+  template <positional_encoding E, maybe_const<T> K, maybe_const<T> V>
   [[nodiscard]] cache_event append(const E& enc, tensor_view<K> k, tensor_view<V> v,
                                    std::span<const std::int64_t> positions,
                                    std::span<const std::uint8_t> token_mask = {}) {
@@ -452,8 +451,7 @@ class kv_cache {
   /// length-dependent RoPE); cached keys are used as stored. A float cache runs the fused
   /// posenc::attention (`fast`: executor, workspace) unless `weights` are asked for; a double cache
   /// and a call with `weights` run sdpa.
-  template <positional_encoding E, class Q>
-  requires std::same_as<std::remove_const_t<Q>, T>
+  template <positional_encoding E, maybe_const<T> Q>
   void attend(const E& enc, tensor_view<Q> q, tensor_view<T> out, std::span<const std::int64_t> q_positions,
               attention_options options = {}, const fast_attention_options& fast = {}) const {
     detail::require(options.key_positions.empty() && options.query_positions.empty(), "attention.key_positions",

@@ -1,5 +1,6 @@
 // posenc/attention/options.hpp — everything a call to sdpa() can be told besides q, k, v and the
-// encoder: scale, masks, explicit positions, attention sinks, where to put the weights.
+// encoder: scale, masks, explicit positions, attention sinks, where to put the weights; and where a
+// backward puts the gradients that are not tensors (attention_gradients).
 //
 // A flat aggregate for designated initialisers. Spans are borrowed for the duration
 // of the call only. Validation happens once per sdpa() call (attention/sdpa.hpp), which throws
@@ -95,6 +96,18 @@ struct attention_options {
   /// yourself); likewise `transform_queries`. sdpa never modifies q, k or v: it transforms copies.
   bool transform_queries = true;
   bool transform_keys = true;
+};
+
+/// Where the backward puts the gradients that are not tensors (both optional, both ACCUMULATED:
+/// += into what the caller holds, so a training step sums them over layers and calls; zero them
+/// first). dq, dk, dv are overwritten.
+struct attention_gradients {
+  /// encoder.parameter_count() values in the encoder's parameter layout (concepts.hpp
+  /// trainable_encoding). Empty: not computed. Must be empty for an encoder with no parameters.
+  std::span<double> encoder{};
+  /// One per query head [Hq], the gradient of attention_options::sinks. Empty: not computed.
+  /// Requires options.sinks.
+  std::span<double> sinks{};
 };
 
 }  // namespace posenc::inline v0

@@ -45,7 +45,7 @@ struct paged_kv {
 
 namespace detail {
 
-template <kv_storage TK, kv_storage TV, positional_encoding E>
+template <kv_element TK, kv_element TV, positional_encoding E>
 void paged_attention(tensor_view<const float> q, const paged_kv<TK, TV>& kv, tensor_view<float> out, const E& enc,
                      const attention_options& o, const fast_attention_options& f) {
   static_assert(all_relative_kv_by_distance<E>(),
@@ -131,12 +131,9 @@ void paged_attention(tensor_view<const float> q, const paged_kv<TK, TV>& kv, ten
 ///   posenc::paged_kv<posenc::bfloat16> kv{.k_blocks = kp, .v_blocks = vp, .block_table = ids,
 ///                                         .blocks_per_sequence = 64, .lengths = lens};
 ///   posenc::attention(q, kv, out, enc, {.causal = true});
-template <class Q, class TK, class TV, positional_encoding E>
-requires std::same_as < std::remove_const_t<Q>,
-float > &&detail::kv_storage<TK>&& detail::kv_storage<TV> void attention(tensor_view<Q> q, const paged_kv<TK, TV>& kv,
-                                                                         tensor_view<float> out, const E& encoder,
-                                                                         const attention_options& options = {},
-                                                                         const fast_attention_options& fast = {}) {
+template <maybe_const<float> Q, kv_element TK, kv_element TV, positional_encoding E>
+void attention(tensor_view<Q> q, const paged_kv<TK, TV>& kv, tensor_view<float> out, const E& encoder,
+               const attention_options& options = {}, const fast_attention_options& fast = {}) {
   detail::paged_attention<TK, TV>(tensor_view<const float>(q), kv, out, encoder, options, fast);
 }
 

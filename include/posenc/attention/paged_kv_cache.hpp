@@ -127,10 +127,8 @@ class paged_kv_cache {
   /// encoder's key transform at positions length(s) .. length(s) + n - 1 and is stored with `v`
   /// [1, n, Hkv, Dv], taking free blocks as needed. Throws config_error naming
   /// "paged_kv_cache.num_blocks", and changes nothing, when the pool has too few free blocks.
-  template <positional_encoding E, class K, class V>
-  requires std::same_as < std::remove_const_t<K>,
-  float > &&std::same_as<std::remove_const_t<V>, float> void append(const E& enc, std::ptrdiff_t s, tensor_view<K> k,
-                                                                    tensor_view<V> v) {
+  template <positional_encoding E, maybe_const<float> K, maybe_const<float> V>
+  void append(const E& enc, std::ptrdiff_t s, tensor_view<K> k, tensor_view<V> v) {
     sequence& q = at(s);
     const std::ptrdiff_t n = k.tokens(), H = cfg_.kv_heads, D = cfg_.head_dim, bs = cfg_.block_size;
     detail::require_shape(k.batch() == 1 && v.batch() == 1, "k.batch", k.batch(), "1 (one sequence)");
@@ -190,10 +188,9 @@ class paged_kv_cache {
   /// posenc::attention over a paged cache takes them (scale, causal, sliding_window,
   /// attention_chunk, logit_softcap, sinks; no per-call positions or masks); the queries get the
   /// encoder's transform, the cached keys are used as stored. `fast`: executor, workspace, tiles.
-  template <positional_encoding E, class Q>
-  requires std::same_as < std::remove_const_t<Q>,
-  float > void attend(const E& enc, std::span<const std::ptrdiff_t> seqs, tensor_view<Q> q, tensor_view<float> out,
-                      attention_options options = {}, const fast_attention_options& fast = {}) const {
+  template <positional_encoding E, maybe_const<float> Q>
+  void attend(const E& enc, std::span<const std::ptrdiff_t> seqs, tensor_view<Q> q, tensor_view<float> out,
+              attention_options options = {}, const fast_attention_options& fast = {}) const {
     const std::ptrdiff_t B = q.batch();
     detail::require_shape(static_cast<std::ptrdiff_t>(seqs.size()) == B, "q.batch", B,
                           "the number of sequences given = " + std::to_string(seqs.size()));

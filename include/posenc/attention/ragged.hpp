@@ -44,7 +44,7 @@ inline void check_offsets(std::span<const std::int32_t> cu, std::ptrdiff_t total
   detail::require_shape(cu.back() == total, name, cu.back(), "the token count " + std::to_string(total) + " last");
 }
 
-template <kv_storage TK, kv_storage TV, positional_encoding E>
+template <kv_element TK, kv_element TV, positional_encoding E>
 void ragged_attention(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const TV> v,
                       tensor_view<float> out, const ragged_batch& rb, const E& enc, const attention_options& o,
                       const fast_attention_options& f) {
@@ -107,11 +107,9 @@ void ragged_attention(tensor_view<const float> q, tensor_view<const TK> k, tenso
 /// ("ragged.cu_seqlens_q" / "ragged.cu_seqlens_k") and config_error for per-call masks in `options`.
 ///
 ///   posenc::attention(q, k, v, out, posenc::ragged_batch{cu_q, cu_k}, enc, {.causal = true});
-template <class Q, class K, class V, positional_encoding E>
-requires std::same_as < std::remove_const_t<Q>,
-float > &&detail::kv_storage<std::remove_const_t<K>>&& detail::kv_storage<std::remove_const_t<V>> void attention(
-            tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<float> out, const ragged_batch& batch,
-            const E& encoder, const attention_options& options = {}, const fast_attention_options& fast = {}) {
+template <maybe_const<float> Q, kv_element K, kv_element V, positional_encoding E>
+void attention(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<float> out, const ragged_batch& batch,
+               const E& encoder, const attention_options& options = {}, const fast_attention_options& fast = {}) {
   using TK = std::remove_const_t<K>;
   using TV = std::remove_const_t<V>;
   detail::ragged_attention<TK, TV>(tensor_view<const float>(q), tensor_view<const TK>(k), tensor_view<const TV>(v), out,

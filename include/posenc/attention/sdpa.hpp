@@ -20,6 +20,7 @@
 
 #include <posenc/attention/mask.hpp>
 #include <posenc/attention/options.hpp>
+#include <posenc/attention/rules.hpp>
 #include <posenc/concepts.hpp>
 #include <posenc/core/assert.hpp>
 #include <posenc/core/checked.hpp>
@@ -49,26 +50,6 @@ std::vector<T> contiguous_copy(tensor_view<const T> x) {
 template <class T>
 tensor_view<T> contiguous_view(std::vector<T>& buf, const tensor_view<const T>& like) {
   return tensor_view<T>::bthd(buf.data(), like.batch(), like.tokens(), like.heads(), like.dim());
-}
-
-/// Checks that an encoder's sizes fit the heads it is given (once per call, not per element).
-template <class E>
-void require_encoder_fits(const E& e, std::ptrdiff_t head_dim, std::ptrdiff_t query_heads) {
-  if constexpr (qk_transform_encoding<E> || relative_kv_encoding<E>)
-    detail::require_shape(static_cast<std::ptrdiff_t>(e.head_dim()) == head_dim, "encoder.head_dim",
-                          static_cast<std::ptrdiff_t>(e.head_dim()), "q.dim = " + std::to_string(head_dim));
-  if constexpr (score_bias_encoding<E>)
-    detail::require_shape(static_cast<std::ptrdiff_t>(e.num_heads()) == query_heads, "encoder.num_heads",
-                          static_cast<std::ptrdiff_t>(e.num_heads()), "q.heads = " + std::to_string(query_heads));
-}
-
-/// The softmax scale of a call: the option or 1/sqrt(D), times the encoder's multiplier.
-template <class E>
-double softmax_scale(const E& e, const attention_options& o, std::ptrdiff_t head_dim) {
-  double s = o.scale ? *o.scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
-  detail::require(std::isfinite(s), "attention.scale", s, "a finite number");
-  if constexpr (has_softmax_scale_multiplier<E>) s *= static_cast<double>(e.softmax_scale_multiplier());
-  return s;
 }
 
 /// Turns scores (−inf = masked) into weights in place; returns false for a row that attends to
@@ -102,32 +83,6 @@ inline bool softmax_row(std::span<double> s, bool has_sink, double sink) noexcep
   return true;
 }
 
-/// The shape checks sdpa and posenc::attention share, with the same parameter names in the errors:
-/// the extents of q, k, v and out against each other, q.dim >= 1, the GQA/MQA head ratio and the
-/// sinks' count. Not here: the weights output, overlaps and the encoder's fit (each caller's own).
-template <class TQ, class TK, class TV, class TO>
-void check_attention_shapes(const tensor_view<TQ>& q, const tensor_view<TK>& k, const tensor_view<TV>& v,
-                            const tensor_view<TO>& out, const attention_options& o) {
-  const std::ptrdiff_t Hq = q.heads(), D = q.dim(), Hkv = k.heads();
-  require_same_extent(q, k, axis::batch, "k.batch (vs q.batch)");
-  require_same_extent(q, v, axis::batch, "v.batch (vs q.batch)");
-  require_same_extent(k, v, axis::token, "v.tokens (vs k.tokens)");
-  require_same_extent(k, v, axis::head, "v.heads (vs k.heads)");
-  require_same_extent(q, k, axis::dim, "k.dim (vs q.dim)");
-  require_same_extent(q, out, axis::batch, "out.batch (vs q.batch)");
-  require_same_extent(q, out, axis::token, "out.tokens (vs q.tokens)");
-  require_same_extent(q, out, axis::head, "out.heads (vs q.heads)");
-  require_same_extent(v, out, axis::dim, "out.dim (vs v.dim)");
-  detail::require_shape(D >= 1, "q.dim", D, ">= 1");
-  detail::require(Hkv >= 1 || Hq == 0, "k.heads", Hkv, ">= 1");
-  detail::require(Hkv == 0 || Hq % Hkv == 0, "q.heads", Hq,
-                  "a multiple of the key/value heads " + std::to_string(Hkv) + " (GQA/MQA)");
-  if (!o.sinks.empty())
-    detail::require_shape(static_cast<std::ptrdiff_t>(o.sinks.size()) == Hq, "attention.sinks", o.sinks.size(),
-                          "q.heads = " + std::to_string(Hq));
-  for (double x : o.sinks) detail::require(!std::isnan(x), "attention.sinks", x, "a number or +-inf, not NaN");
-}
-
 template <attention_element T, positional_encoding E>
 void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<const T> v, tensor_view<T> out,
                     const E& enc, const attention_options& o) {
@@ -149,17 +104,7 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
   const double scale = softmax_scale(enc, o, D);
   const bool softcap = o.logit_softcap.has_value();  // validated by the mask: finite, > 0
   const double cap = o.logit_softcap.value_or(1.0);
-  if constexpr (relative_kv_encoding<E>) {
-    // Shaw's vectors have fixed sizes: check them once, on the first pair, before anything is written.
-    if (B > 0 && Sq > 0 && Sk > 0 && Hq > 0) {
-      const auto ak = enc.relative_key(0, pq[0], pk[0]);
-      const auto av = enc.relative_value(0, pq[0], pk[0]);
-      detail::require_shape(static_cast<std::ptrdiff_t>(ak.size()) == D, "encoder.relative_key.size", ak.size(),
-                            "q.dim = " + std::to_string(D));
-      detail::require_shape(av.empty() || static_cast<std::ptrdiff_t>(av.size()) == Dv, "encoder.relative_value.size",
-                            av.size(), "0 (no value term) or v.dim = " + std::to_string(Dv));
-    }
-  }
+  if (B > 0 && Hq > 0) check_relative_sizes(enc, mask, D, Dv);
 
   // ---- hook 2: query/key transform, on copies ----
   std::vector<T> qbuf, kbuf;
@@ -265,9 +210,7 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
 /// - Throws shape_error / config_error (naming the view or option) before computing anything.
 ///
 ///   posenc::sdpa(q, k, v, out, posenc::combine(rope, alibi), {.causal = true});
-template <class Q, class K, class V, attention_element T, positional_encoding E>
-requires std::same_as<std::remove_const_t<Q>, T> && std::same_as<std::remove_const_t<K>, T> &&
-    std::same_as<std::remove_const_t<V>, T>
+template <attention_element T, maybe_const<T> Q, maybe_const<T> K, maybe_const<T> V, positional_encoding E>
 void sdpa(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<T> out, const E& encoder,
           const attention_options& options = {}) {
   detail::sdpa_reference<T>(tensor_view<const T>(q), tensor_view<const T>(k), tensor_view<const T>(v), out, encoder,

@@ -28,6 +28,7 @@
 
 #include <posenc/attention/mask.hpp>
 #include <posenc/attention/options.hpp>
+#include <posenc/attention/rules.hpp>
 #include <posenc/attention/sdpa.hpp>
 #include <posenc/concepts.hpp>
 #include <posenc/core/errors.hpp>
@@ -35,51 +36,7 @@
 
 namespace posenc::inline v0 {
 
-/// Where the backward puts the gradients that are not tensors (both optional, both ACCUMULATED:
-/// += into what the caller holds, so a training step sums them over layers and calls; zero them
-/// first). dq, dk, dv are overwritten.
-struct attention_gradients {
-  /// encoder.parameter_count() values in the encoder's parameter layout (concepts.hpp
-  /// trainable_encoding). Empty: not computed. Must be empty for an encoder with no parameters.
-  std::span<double> encoder{};
-  /// One per query head [Hq], the gradient of attention_options::sinks. Empty: not computed.
-  /// Requires options.sinks.
-  std::span<double> sinks{};
-};
-
 namespace detail {
-
-/// The checks shared by both backwards: dq/dk/dv/dout against q/k/v/out, the gradient spans.
-template <class TQ, class TK, class TV, class TO, class GQ, class GK, class GV, class E>
-void check_backward_shapes(const tensor_view<TQ>& q, const tensor_view<TK>& k, const tensor_view<TV>& v,
-                           const tensor_view<TO>& dout, const tensor_view<GQ>& dq, const tensor_view<GK>& dk,
-                           const tensor_view<GV>& dv, const E& enc, const attention_options& o,
-                           const attention_gradients& g) {
-  check_attention_shapes(q, k, v, dout, o);  // dout has out's shape
-  for (const axis a : {axis::batch, axis::token, axis::head, axis::dim}) {
-    require_same_extent(q, dq, a, "dq (vs q)");
-    require_same_extent(k, dk, a, "dk (vs k)");
-    require_same_extent(v, dv, a, "dv (vs v)");
-  }
-  if constexpr (trainable_encoding<E>) {
-    if (!g.encoder.empty())
-      require_shape(static_cast<std::ptrdiff_t>(g.encoder.size()) == static_cast<std::ptrdiff_t>(enc.parameter_count()),
-                    "gradients.encoder", g.encoder.size(),
-                    "encoder.parameter_count() = " + std::to_string(enc.parameter_count()) + " (or empty)");
-  } else {
-    static_cast<void>(enc);
-    require_shape(g.encoder.empty(), "gradients.encoder", g.encoder.size(), "empty: the encoder has no parameters");
-  }
-  if (!g.sinks.empty()) {
-    require(!o.sinks.empty(), "gradients.sinks", "given", "empty unless attention.sinks is given");
-    require_shape(g.sinks.size() == o.sinks.size(), "gradients.sinks", g.sinks.size(),
-                  "q.heads = " + std::to_string(o.sinks.size()));
-  }
-}
-
-/// Every q/k transform of the encoder has its backward (else the gradient cannot flow through it).
-template <class E>
-inline constexpr bool backward_supported = !qk_transform_encoding<E> || qk_transform_backward_encoding<E>;
 
 template <attention_element T, positional_encoding E>
 void sdpa_backward_reference(tensor_view<const T> q_in, tensor_view<const T> k_in, tensor_view<const T> v_in,
@@ -99,15 +56,7 @@ void sdpa_backward_reference(tensor_view<const T> q_in, tensor_view<const T> k_i
   const double scale = softmax_scale(enc, o, D);
   const bool softcap = o.logit_softcap.has_value();
   const double cap = o.logit_softcap.value_or(1.0);
-  if constexpr (relative_kv_encoding<E>) {
-    if (B > 0 && Sq > 0 && Sk > 0 && Hq > 0) {
-      require_shape(static_cast<std::ptrdiff_t>(enc.relative_key(0, pq[0], pk[0]).size()) == D,
-                    "encoder.relative_key.size", enc.relative_key(0, pq[0], pk[0]).size(), "q.dim");
-      const auto av = enc.relative_value(0, pq[0], pk[0]);
-      require_shape(av.empty() || static_cast<std::ptrdiff_t>(av.size()) == Dv, "encoder.relative_value.size",
-                    av.size(), "0 (no value term) or v.dim");
-    }
-  }
+  if (B > 0 && Hq > 0) check_relative_sizes(enc, mask, D, Dv);
 
   // Contiguous double copies of every input (the outputs may then alias anything), hook 2 applied.
   auto copy = [](tensor_view<const T> x) {
@@ -282,9 +231,8 @@ void sdpa_backward_reference(tensor_view<const T> q_in, tensor_view<const T> k_i
 ///
 ///   posenc::sdpa_backward(q, k, v, dout, dq, dk, dv, posenc::combine(rope, t5), {.causal = true},
 ///                         {.encoder = t5_grad});  // t5_grad: parameter_count() doubles, zeroed
-template <class Q, class K, class V, class DO, attention_element T, positional_encoding E>
-requires std::same_as<std::remove_const_t<Q>, T> && std::same_as<std::remove_const_t<K>, T> &&
-    std::same_as<std::remove_const_t<V>, T> && std::same_as<std::remove_const_t<DO>, T>
+template <attention_element T, maybe_const<T> Q, maybe_const<T> K, maybe_const<T> V, maybe_const<T> DO,
+          positional_encoding E>
 void sdpa_backward(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<DO> dout, tensor_view<T> dq,
                    tensor_view<T> dk, tensor_view<T> dv, const E& encoder, const attention_options& options = {},
                    const attention_gradients& grads = {}) {

@@ -161,10 +161,10 @@ inline void check_geometry(const rope_geometry& g) noexcept {
 /// Rows [row_begin, row_end) of the token-major row order (row r = token r / heads, head
 /// r % heads): the unit callers' thread pools split. `stream` forces non-temporal stores on or off
 /// for this range (the whole-tensor entries decide it from the total size).
-template <storage_type T, class C>
-requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate_rows(
-    const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles, rotation dir,
-    std::ptrdiff_t row_begin, std::ptrdiff_t row_end, bool stream = false) noexcept {
+template <storage_type T, compute_type_of<T> C>
+POSENC_FORCE_INLINE void rotate_rows(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst,
+                                     angle_rows<C> angles, rotation dir, std::ptrdiff_t row_begin,
+                                     std::ptrdiff_t row_end, bool stream = false) noexcept {
   detail::check_geometry(g);
   POSENC_ASSERT(src.tokens == dst.tokens && src.heads == dst.heads);
   POSENC_ASSERT(0 <= row_begin && row_begin <= row_end && row_end <= src.tokens * src.heads);
@@ -173,18 +173,16 @@ requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate_rows(
 
 /// dst = R(angles) src for every head row (dst may equal src; partial overlap is not allowed).
 /// C is compute_t<T>: float tables for float/bfloat16/float16 storage, double for double.
-template <storage_type T, class C>
-requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate(const rope_geometry& g, head_rows<const T> src,
-                                                                       head_rows<T> dst, angle_rows<C> angles,
-                                                                       rotation dir = rotation::forward) noexcept {
+template <storage_type T, compute_type_of<T> C>
+POSENC_FORCE_INLINE void rotate(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
+                                rotation dir = rotation::forward) noexcept {
   rotate_rows(g, src, dst, angles, dir, 0, src.tokens * src.heads, detail::wants_stream(src, dst, g.head_dim));
 }
 
 /// In-place convenience overload.
-template <storage_type T, class C>
-requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate(const rope_geometry& g, head_rows<T> x,
-                                                                       angle_rows<C> angles,
-                                                                       rotation dir = rotation::forward) noexcept {
+template <storage_type T, compute_type_of<T> C>
+POSENC_FORCE_INLINE void rotate(const rope_geometry& g, head_rows<T> x, angle_rows<C> angles,
+                                rotation dir = rotation::forward) noexcept {
   rotate(g, detail::as_const(x), x, angles, dir);
 }
 
@@ -192,10 +190,9 @@ requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate(const rop
 /// bits as rotate() on a [1, heads, head_dim] view of them, through an entry whose arguments all
 /// travel in registers (a decode call is ~100 ns; building views in memory cost ~10 of it while
 /// the previous call's stores drained). x: head 0's row (head_dim elements), rows head_stride apart.
-template <storage_type T, class C>
-requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate_token(
-    const rope_geometry& g, T* x, std::ptrdiff_t heads, std::ptrdiff_t head_stride, const C* cos, const C* sin,
-    rotation dir = rotation::forward) noexcept {
+template <storage_type T, compute_type_of<T> C>
+POSENC_FORCE_INLINE void rotate_token(const rope_geometry& g, T* x, std::ptrdiff_t heads, std::ptrdiff_t head_stride,
+                                      const C* cos, const C* sin, rotation dir = rotation::forward) noexcept {
   detail::check_geometry(g);
   if (heads <= 0) return;
   detail::rotate_token_on(active_isa(), g, x, heads, head_stride, cos, sin, dir);
@@ -229,8 +226,7 @@ inline void rotate_split(const rope_geometry& g, head_rows<const T> src, head_ro
 /// rotate() split into row ranges run through `pf` (the caller's scheduler; empty: the default pool
 /// of core/parallel.hpp, created once). Runs inline below parallel_min_bytes. Results are
 /// bit-identical to rotate() whatever the split. Throws only what `pf` throws.
-template <storage_type T, class C>
-requires std::same_as<C, compute_t<T>>
+template <storage_type T, compute_type_of<T> C>
 inline void rotate_parallel(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
                             rotation dir, const parallel_for& pf) {
   detail::rotate_split(g, src, dst, angles, dir, [&](std::ptrdiff_t n, auto&& fn) { run_parallel(pf, n, fn); });
@@ -238,8 +234,7 @@ inline void rotate_parallel(const rope_geometry& g, head_rows<const T> src, head
 
 /// rotate() on at most `threads` threads of the default pool (capped by its size; <= 1: inline).
 /// Never starts a thread per call.
-template <storage_type T, class C>
-requires std::same_as<C, compute_t<T>>
+template <storage_type T, compute_type_of<T> C>
 inline void rotate_parallel(const rope_geometry& g, head_rows<const T> src, head_rows<T> dst, angle_rows<C> angles,
                             rotation dir, int threads) {
   detail::rotate_split(g, src, dst, angles, dir, [&](std::ptrdiff_t n, auto&& fn) {
@@ -286,10 +281,9 @@ inline void rotate_positions(const rope_geometry& g, head_rows<T> x, const doubl
 
 /// q and k rotated in place in one pass over the tokens (the token's angle row is read once for
 /// both). q and k may have different head counts and strides but the same token count.
-template <storage_type T, class C>
-requires std::same_as<C, compute_t<T>> POSENC_FORCE_INLINE void rotate_qk(const rope_geometry& g, head_rows<T> q,
-                                                                          head_rows<T> k, angle_rows<C> angles,
-                                                                          rotation dir = rotation::forward) noexcept {
+template <storage_type T, compute_type_of<T> C>
+POSENC_FORCE_INLINE void rotate_qk(const rope_geometry& g, head_rows<T> q, head_rows<T> k, angle_rows<C> angles,
+                                   rotation dir = rotation::forward) noexcept {
   detail::check_geometry(g);
   POSENC_ASSERT(q.tokens == k.tokens);
   const isa which = active_isa();

@@ -40,19 +40,15 @@
 #include <posenc/attention/fast/workspace.hpp>
 #include <posenc/attention/mask.hpp>
 #include <posenc/attention/options.hpp>
-#include <posenc/attention/sdpa.hpp>
+#include <posenc/attention/rules.hpp>
 #include <posenc/concepts.hpp>
+#include <posenc/core/checked.hpp>
 #include <posenc/core/element.hpp>
 #include <posenc/core/errors.hpp>
 #include <posenc/core/parallel.hpp>
 #include <posenc/core/tensor_view.hpp>
 
 namespace posenc::inline v0::detail {
-
-/// K/V storage types of the fast path (q8_0: views of blocks, fast/kv_q8_0.hpp).
-template <class T>
-concept kv_storage =
-    std::same_as<T, float> || std::same_as<T, bfloat16> || std::same_as<T, float16> || std::same_as<T, block_q8_0>;
 
 enum class tile_class : unsigned char { skip, full, partial };
 
@@ -63,7 +59,7 @@ inline tile_class classify(const attention_options& o, const tile_summary& q, co
     if (q.smax < 0 || k.smax < 0 || q.smax < k.smin || k.smax < q.smin) return tile_class::skip;
     full = full && q.smin == q.smax && k.smin == k.smax && q.smin == k.smin && q.smin >= 0;
   }
-  const std::int64_t dlo = sat_sub(q.pmin, k.pmax), dhi = sat_sub(q.pmax, k.pmin);  // pos_q - pos_k
+  const std::int64_t dlo = saturating_difference(q.pmin, k.pmax), dhi = saturating_difference(q.pmax, k.pmin);  // pos_q - pos_k
   if (o.causal) {
     if (dhi < 0) return tile_class::skip;
     full = full && dlo >= 0;
@@ -223,21 +219,21 @@ void add_distance_row(const C& c, const float* tab, distance_range r, const tile
                       std::ptrdiff_t b, std::ptrdiff_t j0, int nk, float* s) {
   const std::int64_t* pk = c.pk.data() + b * c.p.Sk + j0;
   if (ks.contiguous) {
-    const std::int64_t d0 = sat_sub(pk[0], pos_q), d1 = sat_sub(pk[nk - 1], pos_q);
+    const std::int64_t d0 = saturating_difference(pk[0], pos_q), d1 = saturating_difference(pk[nk - 1], pos_q);
     if (d1 <= r.lo || d0 >= r.hi) {  // the whole row saturates: one constant
       c.kern.add_const(s, tab[d1 <= r.lo ? 0 : r.hi - r.lo], nk);
       return;
     }
     if (d1 - d0 == nk - 1) {  // keys [0, a) clip to r.lo, [a, e) are a slice of the table, [e, nk) clip to r.hi
-      const auto a = static_cast<int>(std::clamp<std::int64_t>(sat_sub(r.lo, d0), 0, nk));
-      const auto e = static_cast<int>(std::clamp<std::int64_t>(sat_sub(r.hi, d0), -1, nk - 1) + 1);
+      const auto a = static_cast<int>(std::clamp<std::int64_t>(saturating_difference(r.lo, d0), 0, nk));
+      const auto e = static_cast<int>(std::clamp<std::int64_t>(saturating_difference(r.hi, d0), -1, nk - 1) + 1);
       if (a > 0) c.kern.add_const(s, tab[0], a);
       if (e > a) c.kern.add_row(s + a, tab + (d0 + a - r.lo), e - a);
       if (e < nk) c.kern.add_const(s + std::max(a, e), tab[r.hi - r.lo], nk - std::max(a, e));
       return;
     }
   }
-  for (int j = 0; j < nk; ++j) s[j] += tab[table_index(r, sat_sub(pk[j], pos_q))];
+  for (int j = 0; j < nk; ++j) s[j] += tab[table_index(r, saturating_difference(pk[j], pos_q))];
 }
 
 /// Shaw's value term: adds each probability of row (pos_q) to the sum of its clipped distance. A key
@@ -247,7 +243,7 @@ void add_buckets(const C& c, const tile_summary& ks, std::int64_t pos_q, std::pt
                  const float* p, float psum, float* bk) {
   const std::int64_t* pk = c.pk.data() + b * c.p.Sk + j0;
   if (ks.contiguous) {
-    const std::int64_t d0 = sat_sub(pk[0], pos_q), d1 = sat_sub(pk[nk - 1], pos_q);
+    const std::int64_t d0 = saturating_difference(pk[0], pos_q), d1 = saturating_difference(pk[nk - 1], pos_q);
     if (d1 <= c.p.srange.lo) {
       bk[0] += psum;
       return;
@@ -257,7 +253,7 @@ void add_buckets(const C& c, const tile_summary& ks, std::int64_t pos_q, std::pt
       return;
     }
   }
-  for (int j = 0; j < nk; ++j) bk[table_index(c.p.srange, sat_sub(pk[j], pos_q))] += p[j];
+  for (int j = 0; j < nk; ++j) bk[table_index(c.p.srange, saturating_difference(pk[j], pos_q))] += p[j];
 }
 
 /// The row's log-sum-exp over its logits and sink (attention_backward's input): m and l are the
@@ -761,7 +757,7 @@ void validate_call(tensor_view<const float> q, tensor_view<const TK> k, tensor_v
   if (pq.empty() || pk.empty()) return {0, 0};
   const auto [qlo, qhi] = std::minmax_element(pq.begin(), pq.end());
   const auto [klo, khi] = std::minmax_element(pk.begin(), pk.end());
-  return {sat_sub(*klo, *qhi), sat_sub(*khi, *qlo)};
+  return {saturating_difference(*klo, *qhi), saturating_difference(*khi, *qlo)};
 }
 
 /// Stage 2: the per-call tables the plan asks for, in the workspace: tile summaries, the distance
@@ -928,21 +924,6 @@ void run(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const 
   run_items(c, ws, f.executor);
 }
 
-/// Shaw's vectors have fixed sizes: checked once, on the first pair, before anything is written (as sdpa).
-template <class E>
-void check_relative_sizes(const E& enc, const attention_mask& mask, std::ptrdiff_t D, std::ptrdiff_t Dv) {
-  if constexpr (relative_kv_encoding<E>) {
-    const auto pq = mask.query_positions(), pk = mask.key_positions();
-    if (pq.empty() || pk.empty()) return;
-    const auto ak = enc.relative_key(0, pq[0], pk[0]);
-    const auto av = enc.relative_value(0, pq[0], pk[0]);
-    detail::require_shape(static_cast<std::ptrdiff_t>(ak.size()) == D, "encoder.relative_key.size", ak.size(),
-                          "q.dim = " + std::to_string(D));
-    detail::require_shape(av.empty() || static_cast<std::ptrdiff_t>(av.size()) == Dv, "encoder.relative_value.size",
-                          av.size(), "0 (no value term) or v.dim = " + std::to_string(Dv));
-  }
-}
-
 /// Hook 2 on q: the rows the kernels read. A copy (never the input) when the encoder transforms
 /// queries, when q's rows are not contiguous, and when out overlaps q other than row for row (same
 /// address, strides and size: each work item reads its own q rows before it writes the same out
@@ -986,7 +967,7 @@ tensor_view<const float> transformed_keys(tensor_view<const TK> k, const E& enc,
 }
 
 /// The whole call: validation, hook-2 copies, then run() on the (possibly transformed) operands.
-template <kv_storage TK, kv_storage TV, positional_encoding E>
+template <kv_element TK, kv_element TV, positional_encoding E>
 void fast_attention(tensor_view<const float> q, tensor_view<const TK> k, tensor_view<const TV> v,
                     tensor_view<float> out, const E& enc, const attention_options& o, const fast_attention_options& f) {
   static_assert(all_relative_kv_by_distance<E>(),

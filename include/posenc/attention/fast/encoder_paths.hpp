@@ -67,23 +67,6 @@ constexpr bool all_relative_kv_by_distance() {
     return !relative_kv_encoding<E> || distance_relative_kv_encoding<E>;
 }
 
-/// a - b saturated to the int64 range (positions may be anywhere in int64: no overflow).
-[[nodiscard]] inline std::int64_t sat_sub(std::int64_t a, std::int64_t b) noexcept {
-  if (b > 0 && a < INT64_MIN + b) return INT64_MIN;
-  if (b < 0 && a > INT64_MAX + b) return INT64_MAX;
-  return a - b;
-}
-
-/// The distances [lo, hi] of a call clipped to where a hook changes: any distance d of the call
-/// maps to clamp(d, lo, hi) - lo, exactly (outside [r.lo, r.hi] the hook is constant).
-[[nodiscard]] inline distance_range clip_range(distance_range call, distance_range r) noexcept {
-  return {std::clamp(call.lo, r.lo, r.hi), std::clamp(call.hi, r.lo, r.hi)};
-}
-
-[[nodiscard]] constexpr bool operator==(distance_range a, distance_range b) noexcept {
-  return a.lo == b.lo && a.hi == b.hi;
-}
-
 /// What the plan needs to know of an encoder's hooks (fast/plan.hpp), and the distances
 /// pos_k - pos_q the call can see.
 struct hook_facts {

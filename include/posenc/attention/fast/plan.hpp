@@ -22,6 +22,7 @@
 #include <posenc/attention/fast/options.hpp>
 #include <posenc/attention/options.hpp>
 #include <posenc/concepts.hpp>
+#include <posenc/core/checked.hpp>
 
 namespace posenc::inline v0::detail {
 
@@ -162,7 +163,7 @@ struct plan {
 
   if (hk.distance_bias) {
     p.trange = clip_range(hk.call_range, hk.bias_range);
-    const std::int64_t span = sat_sub(p.trange.hi, p.trange.lo);
+    const std::int64_t span = saturating_difference(p.trange.hi, p.trange.lo);
     if (span < INT64_MAX && span + 1 <= f.max_bias_table / std::max<std::ptrdiff_t>(p.Hq, 1)) {
       p.use_table = true;
       p.tn = static_cast<std::ptrdiff_t>(span + 1);
