@@ -1,4 +1,4 @@
-// cli/lab.hpp — `posenc lab`: trains one tiny model per encoding (examples/trainer/lab.hpp) at a
+// cli/lab.hpp — `posenc lab`: trains one tiny model per encoding (trainer/lab.hpp) at a
 // training length L, evaluates bits per byte at L .. 16L on evaluation text, and writes the table
 // (markdown) and a plot of bits per byte against evaluation length (SVG), with a progress bar on
 // stderr while it trains (a line per tenth when stderr is not a terminal).

@@ -1,10 +1,10 @@
-// examples/trainer/lab.hpp — the length-extrapolation lab: one tiny_lm per encoding, trained at
-// length L on a byte corpus, then evaluated (bits per byte) on evaluation text at L, 2L, 4L, 8L, 16L.
-// RoPE can also be evaluated with a scaling applied at evaluation time (PI: linear factor E / L;
-// YaRN: factor E / L over original length L), on the model trained with plain RoPE. Models train
-// side by side on `threads` threads; each is deterministic, so the table does not depend on the
-// thread count. The default corpus is the license texts every Debian system ships in
-// /usr/share/common-licenses (package base-files). Toy scale: see docs/lab.md for what it shows.
+// cli/trainer/lab.hpp — the length-extrapolation lab behind `posenc lab`: one tiny_lm per
+// encoding, trained at length L on a byte corpus, then evaluated (bits per byte) on evaluation text
+// at L, 2L, 4L, 8L, 16L. RoPE can also be evaluated with a scaling applied at evaluation time (PI:
+// linear factor E / L; YaRN: factor E / L over original length L), on the model trained with plain
+// RoPE. Models train side by side on `threads` threads; each is deterministic, so the table does
+// not depend on the thread count. The default corpus is the license texts every Debian system ships
+// in /usr/share/common-licenses (package base-files). Toy scale: see docs/lab.md for what it shows.
 #pragma once
 
 #include <algorithm>

@@ -1,29 +1,35 @@
-// examples/trainer/tiny_lm.hpp — a tiny decoder-only byte-level transformer, trained on the CPU with
+// cli/trainer/tiny_lm.hpp — a tiny decoder-only byte-level transformer, trained on the CPU with
 // any posenc encoder plugged in through the hook concepts (posenc/concepts.hpp): token embedding
-// (+ the additive hook), pre-LayerNorm blocks of causal multi-head attention (qk-transform and
-// score-bias hooks) and a GELU MLP, a final LayerNorm, an untied output layer; cross-entropy on the
-// next byte; Adam with warm-up, cosine decay and gradient clipping. Every random choice comes from
-// one seed, so a run is reproducible bit for bit on one machine.
+// (+ the additive hook), pre-LayerNorm blocks of causal multi-head attention and a GELU MLP, a final
+// LayerNorm, an untied output layer; cross-entropy on the next byte; Adam with warm-up, cosine decay
+// and gradient clipping. Every random choice comes from one seed, so a run is reproducible bit for
+// bit on one machine.
 //
-// Attention is materialised per head (S x S), in float, with the gradients written out by hand;
-// sequences of a few thousand bytes at most. The qk-transform hook's backward is the transpose of
-// its Jacobian, built once per position by transforming the identity: exact for the linear maps
-// posenc's transforms are (RoPE with any scaling, xPos). Trainable tables: learned absolute and
-// T5 buckets. Not here: Shaw's relative k/v hook (a static_assert says so), mixed precision,
-// threads inside one model (the lab trains several models side by side instead).
+// The attention is posenc's own: posenc::attention forward (the encoder's q/k transform and score
+// bias inside the tiles, the rows' log-sum-exp kept) and posenc::attention_backward, which maps dq,
+// dk back through the transform and hands out the encoder's table gradients (T5); the learned
+// table's gradient comes from the encoder too (accumulate_add_gradient). Each model runs its
+// attention on its own thread (the lab trains several side by side). Eigen does the projections,
+// the MLP and the LayerNorms. Not here: Shaw's relative k/v hook (a static_assert says so), mixed
+// precision.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
 
+#include <posenc/attention/attention.hpp>
+#include <posenc/attention/attention_backward.hpp>
 #include <posenc/concepts.hpp>
+#include <posenc/core/parallel.hpp>
 #include <posenc/core/tensor_view.hpp>
 #include <posenc/encoders/learned.hpp>
 #include <posenc/encoders/t5.hpp>
@@ -143,7 +149,7 @@ struct lm_params {
 };
 
 /// The model around encoder E. E's hooks decide what the positions do; learned_absolute and t5_bias
-/// are trained (their tables are parameters, and the encoder is rebuilt from them after each step).
+/// are trained (their tables are parameters; the encoder is rebuilt from them before each use).
 template <posenc::positional_encoding E>
 class tiny_lm {
   static_assert(!posenc::relative_kv_encoding<E>, "tiny_lm: Shaw's relative k/v hook is not implemented here");
@@ -161,39 +167,14 @@ class tiny_lm {
       if (enc_.head_dim() != hd_) throw std::invalid_argument("tiny_lm: the encoder's head_dim != d_model / heads");
     if constexpr (posenc::score_bias_encoding<E>)
       if (enc_.num_heads() != c.heads) throw std::invalid_argument("tiny_lm: the bias encoder's num_heads != heads");
-    auto& p = p_;
-    p.tok.resize(c.vocab, d);
-    detail::fill_normal(p.tok, g_, 1.0);
-    rng tables{c.seed ^ 0x7AB1E5ull};  // its own stream: the other weights are the same for every encoder
-    if constexpr (learned) {
-      p.pos.resize(enc_.max_len(), d);
-      detail::fill_normal(p.pos, tables, 0.1);
-    }
-    if constexpr (t5) {
-      p.t5.resize(enc_.config().num_buckets, c.heads);
-      detail::fill_normal(p.t5, tables, 0.1);
-    }
-    const double s = 0.02, so = 0.02 / std::sqrt(2.0 * c.layers);
-    for (int l = 0; l < c.layers; ++l) {
-      lm_params::block b;
-      b.ln1_g = row::Ones(d), b.ln1_b = row::Zero(d), b.ln2_g = row::Ones(d), b.ln2_b = row::Zero(d);
-      b.b1 = row::Zero(c.d_ff), b.b2 = row::Zero(d);
-      for (mat* m : {&b.wq, &b.wk, &b.wv}) m->resize(d, d), detail::fill_normal(*m, g_, s);
-      b.wo.resize(d, d), detail::fill_normal(b.wo, g_, so);
-      b.w1.resize(d, c.d_ff), detail::fill_normal(b.w1, g_, s);
-      b.w2.resize(c.d_ff, d), detail::fill_normal(b.w2, g_, so);
-      p.blocks.push_back(std::move(b));
-    }
-    p.lnf_g = row::Ones(d), p.lnf_b = row::Zero(d);
-    p.out.resize(d, c.vocab);
-    detail::fill_normal(p.out, g_, s);
-    m_ = p.zeros_like(), v_ = p.zeros_like();
+    init_params();
+    m_ = p_.zeros_like(), v_ = p_.zeros_like();
     sync_encoder();
   }
 
   [[nodiscard]] const E& encoder() const noexcept { return enc_; }
   [[nodiscard]] const lm_params& params() const noexcept { return p_; }
-  /// Mutable parameters (the forward reads the trained tables from here, not from the encoder).
+  /// Mutable parameters (every call reads the trained tables from here: the encoder is rebuilt).
   [[nodiscard]] lm_params& params() noexcept { return p_; }
   [[nodiscard]] int steps_done() const noexcept { return t_; }
 
@@ -202,56 +183,27 @@ class tiny_lm {
   double loss(std::span<const std::uint8_t> seq, lm_params* grad = nullptr, float weight = 1.0f) {
     const auto S = static_cast<Eigen::Index>(seq.size()) - 1;
     if (S < 1) throw std::invalid_argument("tiny_lm::loss: a sequence needs at least 2 bytes");
-    prepare(S);
-    const int d = c_.d_model, H = c_.heads;
+    sync_encoder();
     // ---- forward ----
-    mat x(S, d);
+    mat x(S, c_.d_model);
     for (Eigen::Index t = 0; t < S; ++t) {
       x.row(t) = p_.tok.row(seq[static_cast<std::size_t>(t)]);
-      if constexpr (learned) {  // the table being trained; beyond it, the encoder's policy
-        if (t + enc_.config().offset < p_.pos.rows()) {
-          x.row(t) += p_.pos.row(t + enc_.config().offset);
-          continue;
-        }
-      }
-      if constexpr (posenc::additive_encoding<E>) {
-        std::vector<float> r(static_cast<std::size_t>(d), 0.0f);
-        enc_.add(t, std::span<float>(r));
-        x.row(t) += Eigen::Map<const row>(r.data(), d);
-      }
+      if constexpr (posenc::additive_encoding<E>) enc_.add(t, std::span<float>(x.row(t).data(), x.cols()));
     }
     std::vector<layer_cache> lc(p_.blocks.size());
     for (std::size_t l = 0; l < p_.blocks.size(); ++l) x = block_forward(p_.blocks[l], x, lc[l]);
     detail::layer_norm_cache fc;
     const mat hf = detail::layer_norm(x, p_.lnf_g, p_.lnf_b, fc);
-    mat logits = hf * p_.out;  // [S, vocab]
+    mat probs = hf * p_.out;  // [S, vocab] logits, then probabilities
     double total = 0;
     for (Eigen::Index t = 0; t < S; ++t) {
-      const float mx = logits.row(t).maxCoeff();
-      logits.row(t) = (logits.row(t).array() - mx).exp();
-      const float z = logits.row(t).sum();
-      logits.row(t) /= z;  // now probabilities
-      total -= std::log(std::max(static_cast<double>(logits(t, seq[static_cast<std::size_t>(t + 1)])), 1e-30));
+      const float mx = probs.row(t).maxCoeff();
+      probs.row(t) = (probs.row(t).array() - mx).exp();
+      probs.row(t) /= probs.row(t).sum();
+      total -= std::log(std::max(static_cast<double>(probs(t, seq[static_cast<std::size_t>(t + 1)])), 1e-30));
     }
-    const double mean = total / static_cast<double>(S);
-    if (!grad) return mean;
-    // ---- backward ----
-    mat dlog = logits;
-    for (Eigen::Index t = 0; t < S; ++t) dlog(t, seq[static_cast<std::size_t>(t + 1)]) -= 1.0f;
-    dlog *= weight / static_cast<float>(S);
-    grad->out.noalias() += hf.transpose() * dlog;
-    mat dx = detail::layer_norm_backward(dlog * p_.out.transpose(), p_.lnf_g, fc, grad->lnf_g, grad->lnf_b);
-    for (std::size_t l = p_.blocks.size(); l-- > 0;)
-      dx = block_backward(p_.blocks[l], grad->blocks[l], lc[l], dx, grad);
-    for (Eigen::Index t = 0; t < S; ++t) {
-      grad->tok.row(seq[static_cast<std::size_t>(t)]) += dx.row(t);
-      if constexpr (learned) {
-        const std::int64_t r = t + enc_.config().offset;
-        if (r < grad->pos.rows()) grad->pos.row(r) += dx.row(t);
-      }
-    }
-    (void)H;
-    return mean;
+    if (grad) backward(seq, probs, hf, fc, lc, *grad, weight / static_cast<float>(S));
+    return total / static_cast<double>(S);
   }
 
   /// One optimiser step on `batch` sequences of S + 1 bytes drawn from `data` (offsets from the
@@ -270,98 +222,88 @@ class tiny_lm {
   }
 
   /// Replaces the encoder (evaluation with another scaling, e.g. RoPE + PI / YaRN). Same hooks.
-  void set_encoder(E e) {
-    enc_ = std::move(e);
-    prepared_ = 0;
-  }
+  void set_encoder(E e) { enc_ = std::move(e); }
 
  private:
   struct layer_cache {
-    mat x_in, h1, q, k, v, o, x_mid, h2, u, gu;  // q, k after the qk transform
-    std::vector<mat> p;                          // per head: softmax probabilities [S, S]
+    mat x_in, h1, q, k, v, o, x_mid, h2, u, gu;  // q, k as projected: the attention transforms them itself
+    std::vector<float> lse;                      // the attention's log-sum-exp per (head, query) row
     detail::layer_norm_cache ln1, ln2;
   };
 
-  // Per-length tables: the score bias of every head and the transform matrices of every position.
-  void prepare(Eigen::Index S) {
-    const int H = c_.heads;
-    if constexpr (t5) {  // from the table being trained, through the encoder's buckets
-      bias_.assign(static_cast<std::size_t>(H), mat());
-      const auto& bk = enc_.buckets();
-      for (int h = 0; h < H; ++h) {
-        auto& b = bias_[static_cast<std::size_t>(h)];
-        b.resize(S, S);
-        for (Eigen::Index i = 0; i < S; ++i)
-          for (Eigen::Index j = 0; j <= i; ++j) b(i, j) = p_.t5(bk(j - i), h);
-      }
+  void init_params() {
+    const int d = c_.d_model;
+    auto& p = p_;
+    p.tok.resize(c_.vocab, d);
+    detail::fill_normal(p.tok, g_, 1.0);
+    rng tables{c_.seed ^ 0x7AB1E5ull};  // its own stream: the other weights are the same for every encoder
+    if constexpr (learned) {
+      p.pos.resize(enc_.max_len(), d);
+      detail::fill_normal(p.pos, tables, 0.1);
     }
-    if (S == prepared_) return;  // (a length-dependent schedule rotates by the call's length)
-    if constexpr (posenc::score_bias_encoding<E> && !t5) {
-      bias_.assign(static_cast<std::size_t>(H), mat());
-      for (int h = 0; h < H; ++h) {
-        bias_[static_cast<std::size_t>(h)].resize(S, S);
-        for (Eigen::Index i = 0; i < S; ++i)
-          for (Eigen::Index j = 0; j <= i; ++j)
-            bias_[static_cast<std::size_t>(h)](i, j) = static_cast<float>(enc_.bias(h, i, j));
-      }
+    if constexpr (t5) {
+      p.t5.resize(enc_.config().num_buckets, c_.heads);
+      detail::fill_normal(p.t5, tables, 0.1);
     }
-    if constexpr (posenc::qk_transform_encoding<E>) {
-      // A(p) for every position: transform D identity rows sitting at position p; row r of the
-      // result is A(p) e_r, so the result is A(p)^T, which is what the backward needs. One more
-      // (zero) row at position S - 1 gives the call the forward's length, for schedules that
-      // depend on it (dynamic NTK).
-      aq_t_.assign(static_cast<std::size_t>(S), mat());
-      ak_t_.assign(static_cast<std::size_t>(S), mat());
-      for (Eigen::Index t = 0; t < S; ++t) {
-        std::vector<std::int64_t> pos(static_cast<std::size_t>(hd_) + 1, t);
-        pos.back() = S - 1;
-        for (int w = 0; w < 2; ++w) {
-          mat m = mat::Zero(hd_ + 1, hd_);
-          m.topRows(hd_).setIdentity();
-          auto view = posenc::tensor_view<float>::bthd(m.data(), 1, hd_ + 1, 1, hd_);
-          w == 0 ? enc_.transform_q(view, pos) : enc_.transform_k(view, pos);
-          (w == 0 ? aq_t_ : ak_t_)[static_cast<std::size_t>(t)] = m.topRows(hd_);
-        }
-      }
+    const double s = 0.02, so = 0.02 / std::sqrt(2.0 * c_.layers);
+    for (int l = 0; l < c_.layers; ++l) {
+      lm_params::block b;
+      b.ln1_g = row::Ones(d), b.ln1_b = row::Zero(d), b.ln2_g = row::Ones(d), b.ln2_b = row::Zero(d);
+      b.b1 = row::Zero(c_.d_ff), b.b2 = row::Zero(d);
+      for (mat* m : {&b.wq, &b.wk, &b.wv}) m->resize(d, d), detail::fill_normal(*m, g_, s);
+      b.wo.resize(d, d), detail::fill_normal(b.wo, g_, so);
+      b.w1.resize(d, c_.d_ff), detail::fill_normal(b.w1, g_, s);
+      b.w2.resize(c_.d_ff, d), detail::fill_normal(b.w2, g_, so);
+      p.blocks.push_back(std::move(b));
     }
-    prepared_ = S;
+    p.lnf_g = row::Ones(d), p.lnf_b = row::Zero(d);
+    p.out.resize(d, c_.vocab);
+    detail::fill_normal(p.out, g_, s);
   }
 
-  [[nodiscard]] double scale() const {
-    double s = 1.0 / std::sqrt(static_cast<double>(hd_));
-    if constexpr (posenc::has_softmax_scale_multiplier<E>) s *= enc_.softmax_scale_multiplier();
-    return s;
+  // The backward of loss() from the output probabilities down to the embeddings; `scale` is the
+  // weight of this sequence's mean (weight / S).
+  void backward(std::span<const std::uint8_t> seq, const mat& probs, const mat& hf, const detail::layer_norm_cache& fc,
+                const std::vector<layer_cache>& lc, lm_params& grad, float scale) {
+    const Eigen::Index S = probs.rows();
+    mat dlog = probs;
+    for (Eigen::Index t = 0; t < S; ++t) dlog(t, seq[static_cast<std::size_t>(t + 1)]) -= 1.0f;
+    dlog *= scale;
+    grad.out.noalias() += hf.transpose() * dlog;
+    mat dx = detail::layer_norm_backward(dlog * p_.out.transpose(), p_.lnf_g, fc, grad.lnf_g, grad.lnf_b);
+    for (std::size_t l = p_.blocks.size(); l-- > 0;) dx = block_backward(p_.blocks[l], grad.blocks[l], lc[l], dx, grad);
+    std::vector<double> dpos;
+    if constexpr (learned) dpos.assign(static_cast<std::size_t>(enc_.parameter_count()), 0.0);
+    for (Eigen::Index t = 0; t < S; ++t) {
+      grad.tok.row(seq[static_cast<std::size_t>(t)]) += dx.row(t);
+      if constexpr (learned) enc_.accumulate_add_gradient(t, std::span<const float>(dx.row(t).data(), dx.cols()), dpos);
+    }
+    for (std::size_t i = 0; i < dpos.size(); ++i) grad.pos.data()[i] += static_cast<float>(dpos[i]);
+  }
+
+  // [1, S, heads, head_dim] views of an [S, d_model] row-major matrix (head h in columns h hd ..).
+  [[nodiscard]] posenc::tensor_view<float> heads(mat& m) const {
+    return posenc::tensor_view<float>::bthd(m.data(), 1, m.rows(), c_.heads, hd_);
+  }
+  [[nodiscard]] posenc::tensor_view<const float> heads(const mat& m) const {
+    return posenc::tensor_view<const float>::bthd(m.data(), 1, m.rows(), c_.heads, hd_);
+  }
+  // The attention's execution: this thread only (models train side by side), scratch kept across calls.
+  [[nodiscard]] posenc::fast_attention_options fast(std::span<float> lse = {}) {
+    static const posenc::parallel_for here = [](std::ptrdiff_t n, posenc::task_ref t) {
+      for (std::ptrdiff_t i = 0; i < n; ++i) t(i);
+    };
+    return {.executor = here, .workspace = ws_.get(), .log_sum_exp = lse};
   }
 
   mat block_forward(const lm_params::block& b, const mat& x, layer_cache& c) {
     const Eigen::Index S = x.rows();
-    const int H = c_.heads;
     c.x_in = x;
     c.h1 = detail::layer_norm(x, b.ln1_g, b.ln1_b, c.ln1);
     c.q = c.h1 * b.wq, c.k = c.h1 * b.wk, c.v = c.h1 * b.wv;
-    if constexpr (posenc::qk_transform_encoding<E>) {
-      std::vector<std::int64_t> pos(static_cast<std::size_t>(S));
-      for (Eigen::Index t = 0; t < S; ++t) pos[static_cast<std::size_t>(t)] = t;
-      enc_.transform_q(posenc::tensor_view<float>::bthd(c.q.data(), 1, S, H, hd_), pos);
-      enc_.transform_k(posenc::tensor_view<float>::bthd(c.k.data(), 1, S, H, hd_), pos);
-    }
     c.o.resize(S, c_.d_model);
-    c.p.assign(static_cast<std::size_t>(H), mat());
-    const auto sc = static_cast<float>(scale());
-    for (int h = 0; h < H; ++h) {
-      const auto cols = Eigen::seqN(h * hd_, hd_);
-      mat s = sc * (c.q(Eigen::all, cols) * c.k(Eigen::all, cols).transpose());
-      if constexpr (posenc::score_bias_encoding<E>) s += bias_[static_cast<std::size_t>(h)].topLeftCorner(S, S);
-      for (Eigen::Index i = 0; i < S; ++i) {
-        const float mx = s.row(i).head(i + 1).maxCoeff();
-        float z = 0;
-        for (Eigen::Index j = 0; j <= i; ++j) z += (s(i, j) = std::exp(s(i, j) - mx));
-        s.row(i).head(i + 1) /= z;
-        s.row(i).tail(S - i - 1).setZero();
-      }
-      c.o(Eigen::all, cols) = s * c.v(Eigen::all, cols);
-      c.p[static_cast<std::size_t>(h)] = std::move(s);
-    }
+    c.lse.resize(static_cast<std::size_t>(S * c_.heads));
+    posenc::attention(heads(c.q), heads(c.k), heads(c.v), heads(c.o), enc_, {.causal = true}, fast(c.lse));
     c.x_mid = x + c.o * b.wo;
     c.h2 = detail::layer_norm(c.x_mid, b.ln2_g, b.ln2_b, c.ln2);
     c.u = (c.h2 * b.w1).rowwise() + b.b1;
@@ -370,9 +312,8 @@ class tiny_lm {
   }
 
   mat block_backward(const lm_params::block& b, lm_params::block& gb, const layer_cache& c, const mat& dy,
-                     lm_params* grad) {
+                     lm_params& grad) {
     const Eigen::Index S = dy.rows();
-    const int H = c_.heads;
     // MLP
     gb.w2.noalias() += c.gu.transpose() * dy;
     gb.b2 += dy.colwise().sum();
@@ -380,36 +321,15 @@ class tiny_lm {
     gb.w1.noalias() += c.h2.transpose() * du;
     gb.b1 += du.colwise().sum();
     mat dxm = dy + detail::layer_norm_backward(du * b.w1.transpose(), b.ln2_g, c.ln2, gb.ln2_g, gb.ln2_b);
-    // attention
+    // attention: dq, dk w.r.t. the projections (through the encoder's transform), the T5 table's gradient
     gb.wo.noalias() += c.o.transpose() * dxm;
     const mat dout = dxm * b.wo.transpose();
     mat dq(S, c_.d_model), dk(S, c_.d_model), dv(S, c_.d_model);
-    const auto sc = static_cast<float>(scale());
-    for (int h = 0; h < H; ++h) {
-      const auto cols = Eigen::seqN(h * hd_, hd_);
-      const mat& P = c.p[static_cast<std::size_t>(h)];
-      const mat dO = dout(Eigen::all, cols);
-      dv(Eigen::all, cols) = P.transpose() * dO;
-      const mat dP = dO * c.v(Eigen::all, cols).transpose();
-      mat dS = P.array() * (dP.colwise() - (dP.array() * P.array()).rowwise().sum().matrix()).array();
-      if constexpr (t5) {  // d table[bucket(j - i), h] += dS(i, j)
-        const auto& bk = enc_.buckets();
-        for (Eigen::Index i = 0; i < S; ++i)
-          for (Eigen::Index j = 0; j <= i; ++j) grad->t5(bk(j - i), h) += dS(i, j);
-      }
-      dS *= sc;
-      dq(Eigen::all, cols) = dS * c.k(Eigen::all, cols);
-      dk(Eigen::all, cols) = dS.transpose() * c.q(Eigen::all, cols);
-    }
-    if constexpr (posenc::qk_transform_encoding<E>) {  // through the transform: g_pre = A(p)^T g
-      for (Eigen::Index t = 0; t < S; ++t)
-        for (int h = 0; h < H; ++h) {
-          const auto cols = Eigen::seqN(h * hd_, hd_);
-          const row gq = dq(t, cols), gk = dk(t, cols);
-          dq(t, cols) = gq * aq_t_[static_cast<std::size_t>(t)].transpose();
-          dk(t, cols) = gk * ak_t_[static_cast<std::size_t>(t)].transpose();
-        }
-    }
+    std::vector<double> dtable;
+    if constexpr (t5) dtable.assign(static_cast<std::size_t>(enc_.parameter_count()), 0.0);
+    posenc::attention_backward(heads(c.q), heads(c.k), heads(c.v), heads(c.o), c.lse, heads(dout), heads(dq), heads(dk),
+                               heads(dv), enc_, {.causal = true}, {.encoder = dtable}, fast());
+    for (std::size_t i = 0; i < dtable.size(); ++i) grad.t5.data()[i] += static_cast<float>(dtable[i]);
     gb.wq.noalias() += c.h1.transpose() * dq;
     gb.wk.noalias() += c.h1.transpose() * dk;
     gb.wv.noalias() += c.h1.transpose() * dv;
@@ -441,16 +361,13 @@ class tiny_lm {
         vs[k][i] = static_cast<float>(b2 * vs[k][i] + (1 - b2) * g * g);
         ps[k][i] -= static_cast<float>(lr * (ms[k][i] / c1) / (std::sqrt(vs[k][i] / c2) + 1e-8));
       }
-    sync_encoder();
   }
 
-  // Trained tables go back into the encoder (its tables are immutable values).
+  // The trained tables go into the encoder (its tables are immutable values), before every use.
   void sync_encoder() {
-    if constexpr (learned) {
-      auto cfg = enc_.config();
-      enc_ =
-          posenc::learned_absolute(cfg, std::span<const float>(p_.pos.data(), static_cast<std::size_t>(p_.pos.size())));
-    }
+    if constexpr (learned)
+      enc_ = posenc::learned_absolute(enc_.config(),
+                                      std::span<const float>(p_.pos.data(), static_cast<std::size_t>(p_.pos.size())));
     if constexpr (t5)
       enc_ =
           posenc::t5_bias(enc_.config(), std::span<const float>(p_.t5.data(), static_cast<std::size_t>(p_.t5.size())));
@@ -461,8 +378,7 @@ class tiny_lm {
   rng g_, data_;
   int hd_ = 0, t_ = 0;
   lm_params p_, m_, v_;
-  Eigen::Index prepared_ = 0;
-  std::vector<mat> bias_, aq_t_, ak_t_;
+  std::unique_ptr<posenc::attention_workspace> ws_ = std::make_unique<posenc::attention_workspace>();
 };
 
 }  // namespace tiny

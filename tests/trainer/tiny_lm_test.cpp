@@ -1,6 +1,7 @@
-// The tiny trainer's hand-written gradients (examples/trainer/tiny_lm.hpp) against central finite
+// The tiny trainer's gradients (cli/trainer/tiny_lm.hpp: posenc::attention_backward with the
+// encoders' gradient hooks; LayerNorm, MLP and output layer by hand) against central finite
 // differences of its loss, for every hook it supports: additive (sinusoidal, learned table),
-// qk transform (RoPE, RoPE + YaRN, xPos: the transpose-Jacobian backward), score bias (ALiBi, T5
+// qk transform (RoPE, RoPE + YaRN, xPos: through their transform backward), score bias (ALiBi, T5
 // table), both at once (RoPE + ALiBi) and none. Then: training lowers the loss, and two runs with
 // one seed are bit-identical.
 #include "trainer/tiny_lm.hpp"
