@@ -560,7 +560,7 @@ void BM_decode_pass(benchmark::State& state) {
   const auto pass = state.range(0), tiles = state.range(1);
   constexpr int D = 128, Rg = 4, heads = 8, n = 64;
   constexpr std::ptrdiff_t ks = heads * D;
-  const posenc::detail::tile_kernels kern = posenc::detail::active_tile_kernels();
+  const posenc::kernels::storage_kernels<float>& kern = posenc::kernels::active_attention_kernels().f32;
   const auto q = filled<float>(heads * Rg * D, 1, 1);
   const auto k = filled<float>(static_cast<std::size_t>(tiles * n * ks), 1, 2), v = filled<float>(k.size(), 1, 3);
   std::vector<float> s(heads * Rg * n, 0.01f), o(heads * Rg * D);
@@ -570,10 +570,16 @@ void BM_decode_pass(benchmark::State& state) {
   for (auto _ : state) {
     const float *kt = k.data() + t * n * ks, *vt = v.data() + t * n * ks;
     if (pass == 2)
-      kern.pv_heads_f32(s.data(), n, Rg, heads, vt, ks, D, n, D, o.data(), D, nullptr, 0);
+      kern.pv({.p = {s.data(), n}, .per_head = Rg, .heads = heads, .dim = D, .o = {o.data(), D}}, {vt, ks, D, n});
     else
-      kern.qk_heads_f32(rows.data(), Rg, heads, kt, ks, D, n, D, 0.1f, s.data(), n, pass == 1 ? vt : nullptr, ks * 4,
-                        D * 4, D * 4, 0);
+      kern.qk({.q = {rows.data(), Rg, heads, D},
+               .scale = 0.1f,
+               .s = {s.data(), n},
+               .v = pass == 1 ? vt : nullptr,
+               .v_token_bytes = ks * 4,
+               .v_head_bytes = D * 4,
+               .v_row_bytes = D * 4},
+              {kt, ks, D, n});
     benchmark::DoNotOptimize(s.data());
     benchmark::DoNotOptimize(o.data());
     t = t + 1 == tiles ? 0 : t + 1;

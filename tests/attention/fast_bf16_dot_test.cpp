@@ -25,7 +25,7 @@ namespace {
 
 bool have_bf16_dot() {
   return posenc::kernels::isa_supported(isa::avx512) &&
-         posenc::detail::tile_kernels_for(isa::avx512).qk_heads_bf16_dot != nullptr;
+         posenc::kernels::attention_kernels_for(isa::avx512).bf16_dot.usable();
 }
 
 }  // namespace

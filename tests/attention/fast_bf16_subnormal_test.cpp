@@ -68,7 +68,7 @@ TEST_CASE("fp32 kernels: subnormal bfloat16 values within 5e-7 (1 + A) max |v| +
 TEST_CASE("bf16_dot_products: subnormal values flushed, within 2^-8 (1 + A) max |v| + (Sk + 2) 2^-126",
           "[fast][bf16dot]") {
   if (!(posenc::kernels::isa_supported(isa::avx512) &&
-        posenc::detail::tile_kernels_for(isa::avx512).pv_heads_bf16_dot != nullptr)) {
+        posenc::kernels::attention_kernels_for(isa::avx512).bf16_dot.usable())) {
     WARN("skipped: this CPU has no AVX512_BF16 (the subnormal flush of vdpbf16ps is not exercised)");
     return;
   }

@@ -74,7 +74,7 @@ void compare_to_scalar(isa which, const fast_shape& s, const posenc::attention_o
 // as the driver does; the products are exact, so only the fp32 summation differs from the reference.
 template <class T>
 void in_place_kernels(isa which, int D, int Dv, int n) {
-  const auto kern = posenc::detail::tile_kernels_for(which);
+  const auto& kern = posenc::kernels::attention_kernels_for(which);
   constexpr int heads = 2, Rg = 5, R = heads * Rg;
   const auto rq = random_values(static_cast<std::size_t>(R * D), 11),
              rk = random_values(static_cast<std::size_t>(n * heads * D), 12),
@@ -89,14 +89,14 @@ void in_place_kernels(isa which, int D, int Dv, int n) {
   for (int r = 0; r < R; ++r) {
     rows[r] = q.data() + r * D;
     if constexpr (std::is_same_v<T, posenc::bfloat16>) {
-      kern.split_q_bf16(q.data() + r * D, D, prepared.data() + r * D);
+      kern.bf16.prep_q(q.data() + r * D, D, prepared.data() + r * D);
       rows[r] = prepared.data() + r * D;
     }
   }
   const float scale = 0.75f;
   std::vector<float> s(static_cast<std::size_t>(R * n), -9.0f);
-  kern.template qk_heads<T>()(rows.data(), Rg, heads, k.data(), heads * D, D, n, D, scale, s.data(), n, nullptr, 0, 0,
-                              0, 0);
+  kern.template storage<T>().qk({.q = {rows.data(), Rg, heads, D}, .scale = scale, .s = {s.data(), n}},
+                                {k.data(), heads * D, D, n});
   std::vector<double> sref(s.size()), stol(s.size());
   for (int r = 0; r < R; ++r)
     for (int j = 0; j < n; ++j) {
@@ -121,11 +121,12 @@ void in_place_kernels(isa which, int D, int Dv, int n) {
   if constexpr (std::is_same_v<T, posenc::bfloat16>)  // o rows accumulate in pair order (the same permutation)
     for (int r = 0; r < R; ++r) {
       const std::vector<float> row(o.begin() + r * Dv, o.begin() + (r + 1) * Dv);
-      kern.split_q_bf16(row.data(), Dv, o.data() + r * Dv);
+      kern.bf16.prep_q(row.data(), Dv, o.data() + r * Dv);
     }
-  kern.template pv_heads<T>()(p.data(), n, Rg, heads, v.data(), heads * Dv, Dv, n, Dv, o.data(), Dv, nullptr, 0);
+  kern.template storage<T>().pv({.p = {p.data(), n}, .per_head = Rg, .heads = heads, .dim = Dv, .o = {o.data(), Dv}},
+                                {v.data(), heads * Dv, Dv, n});
   if constexpr (std::is_same_v<T, posenc::bfloat16>)
-    for (int r = 0; r < R; ++r) kern.merge_o_bf16(o.data() + r * Dv, Dv);
+    for (int r = 0; r < R; ++r) kern.bf16.finish_o(o.data() + r * Dv, Dv);
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < Dv; ++c) {
       double x = ro[static_cast<std::size_t>(r * Dv + c)], a = std::fabs(x);
@@ -158,8 +159,8 @@ TEST_CASE("fast kernels: in-place QK^T and PV on bfloat16 / float16 rows, pair o
 }
 
 TEST_CASE("fast kernels: the strided PV of the backward, every ISA", "[fast][kernels]") {
-  // With p given transposed (row stride 1) pv_strided forms pv_packed's products in the same order, so
-  // the same bits; !accumulate ignores what o held (NaN here); and the sums are those of a double
+  // With p given transposed (row stride 1, key stride R) the packed PV forms the products of the forward's
+  // layout (key stride 1) in the same order, so the same bits; !accumulate ignores what o held (NaN here); and the sums are those of a double
   // reference within fp32 rounding. 13 rows: register blocks and
   // every tail; 37 keys; 128 columns (two 64-column blocks).
   constexpr int R = 13, n = 37, dvp = 128;
@@ -173,13 +174,24 @@ TEST_CASE("fast kernels: the strided PV of the backward, every ISA", "[fast][ker
   for (isa i : isas_here()) all.push_back(i);
   for (isa which : all) {
     INFO(posenc::kernels::isa_name(which));
-    const auto k = posenc::detail::tile_kernels_for(which);
+    const auto& k = posenc::kernels::attention_kernels_for(which).tiles;
     std::vector<float> packed(o0), transposed(o0), fresh(o0.size(), std::numeric_limits<float>::quiet_NaN()),
         packed0(o0.size(), 0.0f);
-    k.pv_packed(p.data(), n, R, vt.data(), dvp, n, dvp, packed.data(), dvp);
-    k.pv_strided(pt.data(), 1, R, R, vt.data(), dvp, n, dvp, transposed.data(), dvp, true);
-    k.pv_strided(p.data(), n, 1, R, vt.data(), dvp, n, dvp, fresh.data(), dvp, false);
-    k.pv_packed(p.data(), n, R, vt.data(), dvp, n, dvp, packed0.data(), dvp);
+    const auto pv = [&](const float* pp, std::ptrdiff_t row_stride, std::ptrdiff_t key_stride, float* o, bool acc) {
+      k.pv_packed({.p = pp,
+                   .row_stride = row_stride,
+                   .key_stride = key_stride,
+                   .rows = R,
+                   .keys = n,
+                   .vt = {vt.data(), dvp},
+                   .cols = dvp,
+                   .o = {o, dvp},
+                   .accumulate = acc});
+    };
+    pv(p.data(), n, 1, packed.data(), true);
+    pv(pt.data(), 1, R, transposed.data(), true);
+    pv(p.data(), n, 1, fresh.data(), false);
+    pv(p.data(), n, 1, packed0.data(), true);
     CHECK(std::memcmp(transposed.data(), packed.data(), packed.size() * sizeof(float)) == 0);
     CHECK(std::memcmp(fresh.data(), packed0.data(), fresh.size() * sizeof(float)) == 0);
     for (int r = 0; r < R; ++r)
@@ -202,7 +214,7 @@ TEST_CASE("fast kernels: the vectorised exp is within 4e-7 (relative) on every I
   std::vector<isa> all{isa::scalar};
   for (isa i : isas_here()) all.push_back(i);
   for (isa which : all) {
-    const auto k = posenc::detail::tile_kernels_for(which);
+    const auto& k = posenc::kernels::attention_kernels_for(which).tiles;
     std::vector<float> y(x.size());
     k.exp(x.data(), y.data(), static_cast<int>(x.size()));
     double worst = 0;

@@ -36,7 +36,7 @@ namespace {
 std::vector<isa> q8_dot_isas() {
   std::vector<isa> r;
   for (const isa i : {isa::avx512, isa::avx2})
-    if (posenc::kernels::isa_supported(i) && posenc::detail::tile_kernels_for(i).qk_heads_q8_dot != nullptr)
+    if (posenc::kernels::isa_supported(i) && posenc::kernels::attention_kernels_for(i).q8_0_dot.usable())
       r.push_back(i);
   return r;
 }

@@ -274,7 +274,7 @@ TEST_CASE("fast kernels: the vectorised tanh and the soft-cap row on every ISA",
   x.push_back(-0.0f);
   x.push_back(std::numeric_limits<float>::quiet_NaN());
   for (isa which : every_isa()) {
-    const auto k = posenc::detail::tile_kernels_for(which);
+    const auto& k = posenc::kernels::attention_kernels_for(which).tiles;
     std::vector<float> y(x.size());
     k.tanh(x.data(), y.data(), static_cast<int>(x.size()));
     double worst = 0;

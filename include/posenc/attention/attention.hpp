@@ -4,7 +4,7 @@
 // (causal, sliding window, attention chunks), logit soft-capping, padding, packing, sinks, explicit
 // or bottom-right positions, GQA/MQA, scale x the encoder's softmax multiplier,
 // transform_queries/keys — computed by a tiled online-softmax kernel
-// (attention/fast/driver.hpp) that evaluates every encoder hook inside the tiles and never forms an
+// (attention/fast/forward.hpp) that evaluates every encoder hook inside the tiles and never forms an
 // Sq x Sk matrix. Differences from sdpa: fp32 arithmetic (q, out float; k, v float, bfloat16,
 // float16 or q8_0 blocks), the `weights` output is declined (config_error), execution knobs in a
 // trailing argument. q8_0 K/V (core/q8_0.hpp, ggml's block_q8_0) are views of blocks, dim = D / 32,
@@ -44,7 +44,7 @@
 #include <concepts>
 #include <type_traits>
 
-#include <posenc/attention/fast/driver.hpp>
+#include <posenc/attention/fast/forward.hpp>
 #include <posenc/attention/fast/options.hpp>
 #include <posenc/attention/fast/workspace.hpp>
 #include <posenc/attention/options.hpp>

@@ -11,7 +11,7 @@
 // contiguous cache holding the same tokens, one call per sequence, for any thread count.
 // Decode tiles (64 keys) are read in place, block by block when they span blocks of a multiple of
 // 4 tokens; other block sizes copy a spanning tile into the work item's scratch first
-// (fast/driver.hpp: decode_item, decode_tile). Blocks that follow each other in the pool (ids x,
+// (fast/forward.hpp: decode_item; fast/call.hpp: decode_tile). Blocks that follow each other in the pool (ids x,
 // x + 1 of a pool stored back to back) are read as one run, as a contiguous cache is. Not here:
 // key transforms (the cache holds rotated keys: transform_keys = true with a transforming encoder
 // is a config_error) and per-call masks.
@@ -98,18 +98,20 @@ void paged_attention(tensor_view<const float> q, const paged_kv<TK, TV>& kv, ten
 
   attention_workspace local;
   attention_workspace& ws = f.workspace ? *f.workspace : local;
-  const tensor_view<const float> qall = kernel_queries(q, out, no_position{}, o, masks.front(), ws);
-  std::vector<sequence_operands<TK, TV>> seqs;
+  const tensor_view<const float> qall =
+      kernel_queries(q, out_overlaps_queries(q, out), no_position{}, o, masks.front(), ws);
+  std::vector<forward_operands<TK, TV>> seqs;
   for (std::ptrdiff_t b = 0; b < B; ++b) {
     const std::ptrdiff_t sk = kv.lengths[static_cast<std::size_t>(b)];
     const tensor_view<float> ob = batch_of(out, b);
     if (sk == 0) {  // an empty sequence: zeros, with or without sinks (as a call over an empty cache)
-      zero_rows(ob);
+      zero_view(ob);
       continue;
     }
     const std::int32_t* blocks = kv.block_table.data() + b * kv.blocks_per_sequence;
     const auto& m = masks[static_cast<std::size_t>(b)];
-    seqs.push_back({kernel_queries(batch_of(qall, b), ob, enc, o, m, ws.sequence(seqs.size())),
+    seqs.push_back({kernel_queries(batch_of(qall, b), out_overlaps_queries(batch_of(qall, b), ob), enc, o, m,
+                                   ws.sequence(seqs.size())),
                     {.view = kv.k_blocks, .blocks = blocks, .block_size = bs, .nblocks = (sk + bs - 1) / bs},
                     {.view = kv.v_blocks, .blocks = blocks, .block_size = bs, .nblocks = (sk + bs - 1) / bs},
                     ob,

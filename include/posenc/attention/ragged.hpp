@@ -70,22 +70,24 @@ void ragged_attention(tensor_view<const float> q, tensor_view<const TK> k, tenso
   attention_workspace& ws = f.workspace ? *f.workspace : local;
   // out overlapping q other than row for row: every sequence reads q from one copy (an item of one
   // sequence could otherwise overwrite rows of another's q).
-  const tensor_view<const float> qall = kernel_queries(q, out, no_position{}, o, masks.front(), ws);
+  const tensor_view<const float> qall =
+      kernel_queries(q, out_overlaps_queries(q, out), no_position{}, o, masks.front(), ws);
   bool k_transform = false;
   if constexpr (qk_transform_encoding<E>) k_transform = o.transform_keys;
-  std::vector<sequence_operands<TK, TV>> seqs;
-  std::vector<sequence_operands<float, TV>> fseqs;
+  std::vector<forward_operands<TK, TV>> seqs;
+  std::vector<forward_operands<float, TV>> fseqs;
   for (std::size_t s = 0; s < S; ++s) {
     const std::ptrdiff_t q0 = rb.cu_seqlens_q[s], sq = rb.cu_seqlens_q[s + 1] - q0;
     const std::ptrdiff_t k0 = rb.cu_seqlens_k[s], sk = rb.cu_seqlens_k[s + 1] - k0;
     if (sq == 0) continue;
     const tensor_view<float> os = out.token_slice(q0, sq);
     if (sk == 0) {  // no key: zeros, with or without sinks (as a call over an empty cache)
-      zero_rows(os);
+      zero_view(os);
       continue;
     }
     attention_workspace& sws = ws.sequence(k_transform ? fseqs.size() : seqs.size());  // run_sequences' index
-    const tensor_view<const float> qs = kernel_queries(qall.token_slice(q0, sq), os, enc, o, masks[s], sws);
+    const tensor_view<const float> qsl = qall.token_slice(q0, sq);
+    const tensor_view<const float> qs = kernel_queries(qsl, out_overlaps_queries(qsl, os), enc, o, masks[s], sws);
     const tensor_view<const TV> vs = v.token_slice(k0, sk);
     if (k_transform)
       fseqs.push_back(

@@ -159,6 +159,31 @@ inline bool has_avx512vnni() noexcept {
 }  // namespace detail
 #endif
 
+/// CPU extensions that some kernels have a form for beyond their ISA's baseline: the attention's
+/// bfloat16 dot products (AVX512_BF16 vdpbf16ps) and int8 key products (vpdpbusd: AVX512_VNNI on the
+/// AVX-512 kernels, AVX-VNNI on the AVX2 ones). A kernel record names the one it needs.
+enum class extension : unsigned char { none, avx512_bf16, avx512_vnni, avx_vnni };
+
+/// True when this CPU has extension `e` (none: always), the caller having checked the ISA the
+/// extension extends. Asked once per process: CPUID traps to the hypervisor in a VM (asked per call,
+/// two of them cost ~14 us, 10 % of a 512-token decode step).
+[[nodiscard]] inline bool has_extension(extension e) noexcept {
+#if POSENC_HAS_X86_KERNELS
+  static const bool bf16 = detail::has_avx512bf16(), vnni512 = detail::has_avx512vnni(), vnni = detail::has_avx_vnni();
+  switch (e) {
+    case extension::avx512_bf16:
+      return bf16;
+    case extension::avx512_vnni:
+      return vnni512;
+    case extension::avx_vnni:
+      return vnni;
+    default:
+      break;
+  }
+#endif
+  return e == extension::none;
+}
+
 /// True when this CPU (and this build) can run kernels of `i`.
 [[nodiscard]] inline bool isa_supported(isa i) noexcept {
   switch (i) {

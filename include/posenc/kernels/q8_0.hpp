@@ -7,9 +7,10 @@
 // sign(x id) when |x id - t| >= 0.5 (x id - t is exact), converted as cvttss2si does (0x80000000 when
 // not finite or out of int32 range) and stored as its low byte (no saturation). A block that
 // holds a NaN takes the scalar path (its amax depends on where the NaN is: core/q8_0.hpp).
-// Dequantisation q * d is exact in fp32 on every path. The entries pick the ISA as the rotation
-// kernels do (kernels::active_isa()). Not here: the attention tile kernels that read q8_0 K/V
-// (attention/fast/q8_0-inl.hpp).
+// Dequantisation q * d is exact in fp32 on every path. The rows of each target live in its namespace
+// (kernels::avx2, kernels::avx512) and form a kernel family (kernels/isa.hpp: kernel_table), which
+// the entries index with kernels::active_isa() as the rotation kernels do. Not here: the attention
+// tile kernels that read q8_0 K/V (attention/fast/q8_0-inl.hpp).
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,8 @@
 #include <posenc/core/platform.hpp>
 #include <posenc/core/q8_0.hpp>
 #include <posenc/kernels/isa.hpp>
+#include <posenc/kernels/ops/avx2.hpp>
+#include <posenc/kernels/ops/avx512.hpp>
 
 #if POSENC_HAS_X86_KERNELS
 #include <immintrin.h>
@@ -26,16 +29,10 @@
 #include <posenc/kernels/ops/begin_avx2.inl>
 namespace posenc::inline v0::kernels {
 inline namespace POSENC_KERNELS_ABI {
-namespace q8_0_avx2 {
-
-static inline float hmax(__m256 a) {
-  __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
-}
+namespace avx2 {
 
 // roundf of each lane as int32 (0x80000000 when not finite or out of range), its low byte kept.
-static inline __m256i round_quant(__m256 t) {
+static inline __m256i round_quant_q8_0(__m256 t) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 r = _mm256_round_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
   const __m256 half = _mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(t, r)), _mm256_set1_ps(0.5f), _CMP_GE_OQ);
@@ -43,7 +40,7 @@ static inline __m256i round_quant(__m256 t) {
   return _mm256_and_si256(_mm256_cvttps_epi32(_mm256_add_ps(r, step)), _mm256_set1_epi32(0xff));
 }
 
-static inline void quantize_row(const float* x, block_q8_0* y, std::ptrdiff_t n) {
+static inline void quantize_row_q8_0(const float* x, block_q8_0* y, std::ptrdiff_t n) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   for (std::ptrdiff_t b = 0; b < n / q8_0::block; ++b) {
     const float* xb = x + b * q8_0::block;
@@ -61,7 +58,7 @@ static inline void quantize_row(const float* x, block_q8_0* y, std::ptrdiff_t n)
     y[b].d = float16(d);
     const __m256 idv = _mm256_set1_ps(id);
     __m256i q[4];
-    for (int i = 0; i < 4; ++i) q[i] = round_quant(_mm256_mul_ps(v[i], idv));
+    for (int i = 0; i < 4; ++i) q[i] = round_quant_q8_0(_mm256_mul_ps(v[i], idv));
     // low bytes (0..255: the unsigned packs do not saturate); the packs interleave 128-bit lanes, the permute undoes it
     const __m256i p = _mm256_packus_epi16(_mm256_packus_epi32(q[0], q[1]), _mm256_packus_epi32(q[2], q[3]));
     const __m256i o = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
@@ -69,7 +66,7 @@ static inline void quantize_row(const float* x, block_q8_0* y, std::ptrdiff_t n)
   }
 }
 
-static inline void dequantize_row(const block_q8_0* x, float* y, std::ptrdiff_t n) {
+static inline void dequantize_row_q8_0(const block_q8_0* x, float* y, std::ptrdiff_t n) {
   for (std::ptrdiff_t b = 0; b < n / q8_0::block; ++b) {
     const __m256 d = _mm256_set1_ps(x[b].scale());
     for (int i = 0; i < 4; ++i) {
@@ -79,7 +76,7 @@ static inline void dequantize_row(const block_q8_0* x, float* y, std::ptrdiff_t 
   }
 }
 
-}  // namespace q8_0_avx2
+}  // namespace avx2
 }  // namespace POSENC_KERNELS_ABI
 }  // namespace posenc::inline v0::kernels
 #include <posenc/kernels/ops/end_target.inl>
@@ -87,10 +84,10 @@ static inline void dequantize_row(const block_q8_0* x, float* y, std::ptrdiff_t 
 #include <posenc/kernels/ops/begin_avx512.inl>
 namespace posenc::inline v0::kernels {
 inline namespace POSENC_KERNELS_ABI {
-namespace q8_0_avx512 {
+namespace avx512 {
 
 // As the AVX2 one; the caller keeps the low bytes (vpmovdb truncates).
-static inline __m512i round_quant(__m512 t) {
+static inline __m512i round_quant_q8_0(__m512 t) {
   const __m512 r = _mm512_roundscale_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
   const __mmask16 half = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(t, r)), _mm512_set1_ps(0.5f), _CMP_GE_OQ);
   const __m512 step = _mm512_castsi512_ps(
@@ -99,7 +96,7 @@ static inline __m512i round_quant(__m512 t) {
   return _mm512_cvttps_epi32(_mm512_mask_add_ps(r, half, r, step));
 }
 
-static inline void quantize_row(const float* x, block_q8_0* y, std::ptrdiff_t n) {
+static inline void quantize_row_q8_0(const float* x, block_q8_0* y, std::ptrdiff_t n) {
   for (std::ptrdiff_t b = 0; b < n / q8_0::block; ++b) {
     const float* xb = x + b * q8_0::block;
     const __m512 v0 = _mm512_loadu_ps(xb), v1 = _mm512_loadu_ps(xb + 16);
@@ -107,18 +104,18 @@ static inline void quantize_row(const float* x, block_q8_0* y, std::ptrdiff_t n)
       q8_0::quantize_block(xb, y[b]);
       continue;
     }
-    const float d = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1))) / 127.0f;
+    const float d = hmax(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1))) / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     y[b].d = float16(d);
     const __m512 idv = _mm512_set1_ps(id);
-    const __m128i q0 = _mm512_cvtepi32_epi8(round_quant(_mm512_mul_ps(v0, idv)));
-    const __m128i q1 = _mm512_cvtepi32_epi8(round_quant(_mm512_mul_ps(v1, idv)));
+    const __m128i q0 = _mm512_cvtepi32_epi8(round_quant_q8_0(_mm512_mul_ps(v0, idv)));
+    const __m128i q1 = _mm512_cvtepi32_epi8(round_quant_q8_0(_mm512_mul_ps(v1, idv)));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].qs), q0);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].qs + 16), q1);
   }
 }
 
-static inline void dequantize_row(const block_q8_0* x, float* y, std::ptrdiff_t n) {
+static inline void dequantize_row_q8_0(const block_q8_0* x, float* y, std::ptrdiff_t n) {
   for (std::ptrdiff_t b = 0; b < n / q8_0::block; ++b) {
     const __m512 d = _mm512_set1_ps(x[b].scale());
     for (int i = 0; i < 2; ++i) {
@@ -128,7 +125,7 @@ static inline void dequantize_row(const block_q8_0* x, float* y, std::ptrdiff_t 
   }
 }
 
-}  // namespace q8_0_avx512
+}  // namespace avx512
 }  // namespace POSENC_KERNELS_ABI
 }  // namespace posenc::inline v0::kernels
 #include <posenc/kernels/ops/end_target.inl>
@@ -143,14 +140,25 @@ struct q8_0_rows {
   void (*dequantize)(const block_q8_0*, float*, std::ptrdiff_t) = nullptr;
 };
 
-/// The rows of ISA `which` (the scalar reference for ISAs without q8_0 kernels: NEON, scalar).
-[[nodiscard]] inline q8_0_rows q8_0_rows_for(isa which) noexcept {
+/// The q8_0 rows as a kernel family: the scalar reference for ISAs without q8_0 kernels (NEON, scalar).
+template <>
+struct kernel_family<q8_0_rows> {
+  template <isa I>
+  static consteval q8_0_rows make() {
 #if POSENC_HAS_X86_KERNELS
-  if (which == isa::avx512) return {&q8_0_avx512::quantize_row, &q8_0_avx512::dequantize_row};
-  if (which == isa::avx2) return {&q8_0_avx2::quantize_row, &q8_0_avx2::dequantize_row};
+    if constexpr (I == isa::avx512)
+      return {&avx512::quantize_row_q8_0, &avx512::dequantize_row_q8_0};
+    else if constexpr (I == isa::avx2)
+      return {&avx2::quantize_row_q8_0, &avx2::dequantize_row_q8_0};
+    else
 #endif
-  static_cast<void>(which);
-  return {&q8_0::quantize_row_ref, &q8_0::dequantize_row_ref};
+      return {&q8_0::quantize_row_ref, &q8_0::dequantize_row_ref};
+  }
+};
+
+/// The rows of ISA `which`.
+[[nodiscard]] inline const q8_0_rows& q8_0_rows_for(isa which) noexcept {
+  return kernel_table<q8_0_rows>(which);
 }
 
 /// quantize_row_q8_0_ref on the active ISA (bit-exact with it): n % 32 == 0 values into n / 32 blocks.

@@ -7,7 +7,8 @@
 // each encoder hook takes (distance table or general bias, Shaw tables, soft-capping). It allocates
 // nothing, reads no tensor element and calls no kernel; it never sees the thread count, so the
 // work, and with it every rounding, is the same on any number of threads.
-// Not here: the tables themselves (stage 2, driver.hpp) and the tile loop (stage 3).
+// Not here: the tables themselves (stage 2, fast/tables.hpp) and the tile loop (stage 3,
+// fast/forward.hpp; the backward's in fast/backward.hpp).
 #pragma once
 
 #include <algorithm>
@@ -35,6 +36,7 @@ struct plan_input {
   bool bf16_dot_kernels = false;              // the active kernels have AVX512_BF16 forms (this CPU)
   bool k_q8 = false;                          // q8_0 storage of k
   bool q8_dot_kernels = false;                // the active kernels have a vpdpbusd q8_0 key form
+  bool backward = false;                      // the plan of a backward: packed tiles, no key chunks
 };
 
 enum class kv_path : unsigned char {
@@ -130,8 +132,10 @@ struct plan {
   // About 64 rows per work item whatever the GQA group size.
   p.TQ = f.query_tile > 0 ? f.query_tile : static_cast<int>(std::max<std::ptrdiff_t>(1, 64 / p.G));
   p.nqt = (p.Sq + p.TQ - 1) / p.TQ;
-  // Packing a K/V tile pays off once 16 rows share it; strided dims are packed whatever the rows.
-  const bool prefill = p.G * std::min<std::ptrdiff_t>(p.TQ, p.Sq) >= 16 || !in.k_dim_unit || !in.v_dim_unit;
+  // Packing a K/V tile pays off once 16 rows share it; strided dims are packed whatever the rows; the
+  // backward packs every tile (its products read K, V and K^T as packed matrices).
+  const bool prefill =
+      in.backward || p.G * std::min<std::ptrdiff_t>(p.TQ, p.Sq) >= 16 || !in.k_dim_unit || !in.v_dim_unit;
   p.path = prefill ? kv_path::prefill : kv_path::decode;
   // Decode with token-major keys: one item takes every kv head, so a key tile's rows (all heads of a
   // token are adjacent) are read together rather than one head's rows Hkv rows apart. Head-major
@@ -152,9 +156,10 @@ struct plan {
   p.ngs = p.Hkv / p.gpi;
   p.rows_max = p.gpi * p.G * std::min<std::ptrdiff_t>(p.TQ, p.Sq);
   p.items = p.B * p.ngs * p.nqt;
-  // Few items over many keys (decode): key chunks as extra work items, so every thread has work.
+  // Few items over many keys (decode): key chunks as extra work items, so every thread has work (the
+  // backward splits its keys into lanes instead: backward_plan).
   p.chunk_tiles = p.nkt;
-  if (p.items < 8 && p.Sk >= 2 * f.split_keys) {
+  if (!in.backward && p.items < 8 && p.Sk >= 2 * f.split_keys) {
     p.chunk_tiles = f.split_keys / p.TK;
     p.chunks = (p.nkt + p.chunk_tiles - 1) / p.chunk_tiles;
   }
@@ -177,6 +182,35 @@ struct plan {
     p.sld = (p.sn + 63) / 64 * 64;
   }
   return p;
+}
+
+/// One work item of the backward: sequence b, kv head g, and the key tiles lane, lane + lanes, ...
+struct backward_item {
+  std::ptrdiff_t b = 0, g = 0, lane = 0;
+};
+
+/// The plan of a backward call: the forward's plan of the same call (make_plan with
+/// plan_input::backward: packed tiles of key_tile keys, one kv head per item, no key chunks; the hook
+/// paths, and so the tables, of the forward) and the backward's own work. Each (sequence, kv head) is cut into
+/// `lanes` items, lane l owning the key tiles l, l + lanes, ... (the interleave balances a causal
+/// mask), so the dK and dV rows of a key tile have one writer; lanes gives enough items for the
+/// threads a machine has and depends on the shape alone.
+struct backward_plan : plan {
+  std::ptrdiff_t lanes = 1;
+
+  [[nodiscard]] std::ptrdiff_t backward_items() const noexcept { return B * Hkv * lanes; }
+  [[nodiscard]] backward_item backward_work(std::ptrdiff_t n) const noexcept {
+    return {n / (lanes * Hkv), (n / lanes) % Hkv, n % lanes};
+  }
+};
+
+/// The plan of a backward call (see backward_plan). Inputs validated beforehand, Sk > 0.
+[[nodiscard]] inline backward_plan make_backward_plan(plan_input in, const hook_facts& hk, const attention_options& o,
+                                                      const fast_attention_options& f) noexcept {
+  in.backward = true;
+  backward_plan bp{make_plan(in, hk, o, f)};
+  bp.lanes = std::clamp<std::ptrdiff_t>(16 / std::max<std::ptrdiff_t>(1, bp.B * bp.Hkv), 1, bp.nkt);
+  return bp;
 }
 
 /// A work item of a multi-sequence call: item n of sequence s's plan, and the cost it is ordered by

@@ -17,21 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include <posenc/attention/fast/driver.hpp>
+#include <posenc/attention/fast/forward.hpp>
 
 namespace posenc::inline v0::detail {
-
-/// One sequence of a multi-sequence call: operands as the kernels read them (after hook 2), its
-/// key count and its mask (positions of this sequence alone).
-template <class TK, class TV>
-struct sequence_operands {
-  tensor_view<const float> q;  // [1, Sq, Hq, D]
-  kv_rows<TK> k;
-  kv_rows<TV> v;
-  tensor_view<float> out;  // [1, Sq, Hq, Dv]
-  std::ptrdiff_t Sk = 0;
-  const attention_mask* mask = nullptr;
-};
 
 /// The options fields a multi-sequence call refuses: the sequences give their own lengths and
 /// positions (`what`: "a ragged batch", "a paged cache").
@@ -45,38 +33,23 @@ inline void require_no_per_call_masks(const attention_options& o, const char* wh
 
 /// Stages 1 and 2 per sequence, then every sequence's work items in one list (stage 3).
 template <class E, class TK, class TV>
-void run_sequences(std::span<const sequence_operands<TK, TV>> seqs, const E& enc, const attention_options& o,
+void run_sequences(std::span<const forward_operands<TK, TV>> seqs, const E& enc, const attention_options& o,
                    const fast_attention_options& f, attention_workspace& ws, float scale) {
-  const detail::tile_kernels kern = detail::active_tile_kernels();
+  const kernels::attention_kernels& kern = kernels::active_attention_kernels();
   const std::size_t n = seqs.size();
   std::vector<plan> plans(n);
   for (std::size_t s = 0; s < n; ++s) {
-    const sequence_operands<TK, TV>& x = seqs[s];
+    const forward_operands<TK, TV>& x = seqs[s];
     plans[s] = make_plan(plan_input_of(x.q, x.k, x.v, x.Sk, kern), hook_facts_of(enc, call_distances(*x.mask)), o, f);
   }
-  std::vector<call<E, TK, TV>> calls;
+  std::vector<forward_call<E, TK, TV>> calls;
   calls.reserve(n);
-  for (std::size_t s = 0; s < n; ++s) {
-    const sequence_operands<TK, TV>& x = seqs[s];
-    calls.push_back(call<E, TK, TV>{.p = plans[s],
-                                    .enc = enc,
-                                    .o = o,
-                                    .mask = *x.mask,
-                                    .kern = kern,
-                                    .in_place = in_place_kernels_for<TK, TV>(kern, plans[s]),
-                                    .q = x.q,
-                                    .k = x.k,
-                                    .v = x.v,
-                                    .out = x.out,
-                                    .pq = x.mask->query_positions(),
-                                    .pk = x.mask->key_positions(),
-                                    .scale = scale,
-                                    .t = build_tables(plans[s], enc, o, *x.mask, x.q, kern, ws.sequence(s))});
-  }
+  for (std::size_t s = 0; s < n; ++s)
+    calls.push_back(forward_call_of(plans[s], kern, enc, o, seqs[s], scale, nullptr, ws.sequence(s)));
   const std::vector<sequence_item> order = longest_first(plans);
   run_parallel(f.executor, static_cast<std::ptrdiff_t>(order.size()), [&](std::ptrdiff_t i) {
     const sequence_item& e = order[static_cast<std::size_t>(i)];
-    const call<E, TK, TV>& c = calls[e.s];
+    const forward_call<E, TK, TV>& c = calls[e.s];
     scratch_slot slot(ws);
     if (c.p.path == kv_path::prefill)
       prefill_item(c, slot.get(), c.p.item(e.n));
@@ -92,14 +65,6 @@ void run_sequences(std::span<const sequence_operands<TK, TV>> seqs, const E& enc
     scratch_slot slot(ws);
     merge_item(calls[s], slot.get(), plans[s].item(it * plans[s].chunks));
   });
-}
-
-/// Zeros for the rows of a sequence without keys (as a call over an empty cache).
-inline void zero_rows(tensor_view<float> out) {
-  for (std::ptrdiff_t b = 0; b < out.batch(); ++b)
-    for (std::ptrdiff_t i = 0; i < out.tokens(); ++i)
-      for (std::ptrdiff_t h = 0; h < out.heads(); ++h)
-        for (std::ptrdiff_t d = 0; d < out.dim(); ++d) out(b, i, h, d) = 0.0f;
 }
 
 /// Batch b of a view as a [1, tokens, heads, dim] view.

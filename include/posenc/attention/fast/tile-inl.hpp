@@ -1,30 +1,24 @@
-// posenc/attention/fast/tile-inl.hpp — the attention tile microkernels, written once over a per-ISA
-// operations layer. NO include guard: every ops header (fast/ops/*.hpp) includes this file inside
-// its own target region and ABI-tagged ISA namespace, after defining the operations:
-//
-//   vf, L (lanes), zero(), set1(f), load(const float*), store(float*, v), fmadd(a, b, c) = a*b + c,
-//   mul, add, sub, min, max, reduce_add, reduce_max, reduce4(a, b, c, d, f, out) (out[0..3] = f x the
-//   lane sums of a, b, c, d), load_f(const bfloat16* / const float16*) (L values
-//   widened to float), round_nearest, pow2(n) = 2^n for integral n in [-126, 127], keep_ge(x, lim, y)
-//   = x >= lim ? y : 0 (lane-wise), transpose(vf (&x)[L]) (an L x L block: row i becomes column i),
-//   load_eo(const bfloat16*, e, o) (2L values widened by parity: e = elements 0, 2, .., o = 1, 3, ..),
-//   abs_v, divide(a, b) = a / b, with_sign(m, s) = |m| with the sign of s (m >= 0), pick_gt(x, lim, a,
-//   b) = x > lim ? a : b (lane-wise; false for NaN x), any_gt(x, lim) = some lane has x > lim,
-//   load_i8(const int8_t*) (L int8 widened to float), set1_half(bits) (an fp16 value broadcast).
+// posenc/attention/fast/tile-inl.hpp — the attention tile kernels, written once over the operations
+// vocabulary of kernels/ops (kernels/ops/generic.hpp). NO include guard: each target's attention
+// header (fast/scalar.hpp, fast/x86/*.hpp, fast/arm/neon.hpp) includes this file inside its target
+// region and its namespace kernels::<target>, after defining qk_block_rows and pv_block_rows (query
+// rows per register block of the packed products). FL = lanes<float>, the floats per vector.
 //
 // Kernels (all float, fp32 accumulation; rows are addressed through pointer arrays so one call
-// covers every query head of a GQA group and the K/V tile is read once for all of them):
-//   qk_packed  s[r][j] = scale * sum_d q_r[d] * kt[d][j]   (kt: the key tile transposed, ldk % 64 == 0)
+// covers every query head of a GQA group and the K/V tile is read once for all of them; the records
+// and their argument structs are in fast/tile_kernels.hpp):
+//   qk_packed  s[r][j] = scale * sum_d q_r[d] * kt[d][j]   (kt: the key tile transposed, zero-padded)
+//   pv_packed  o[r][c] (+)= sum_j p[r][j] * vt[j][c]       (vt: float, rows padded to 64; p in any layout)
 //   qk_heads   s[r][j] = scale * sum_d q_r[d] * k_j,h(r)[d] (every kv head, token by token, read in
 //              place: float/bf16/fp16; bf16 q rows come through split_q, see "pair order" below)
-//   pv_packed  o[r][c] += sum_j p[r][j] * vt[j][c]         (vt: float, row stride and Dv padded to 64)
-//   pv_strided o[r][c] (+)= sum_j p[r ps + j pe] * vt[j][c] (the backward's products; p in any layout)
 //   pv_heads   o[r][c] += sum_j p[r][j] * v_j,h(r)[c]       (every kv head, v_j read in place: float/bf16/fp16;
 //              bf16 o rows in pair order until merge_o)
 //   exp_sum    x[j] = exp(x[j] - m) for j < n, returns the sum (vectorised exp, see exp_v)
-//   pack_kt / pack_v  the prefill packing of a K tile (transposed, L x L blocks) and a V tile (widened)
+//   pack_kt / pack_v  the prefill packing of a K tile (transposed, FL x FL blocks) and a V tile (widened)
 //   row_max (NaN when the row holds one), scale_row, add_row, add_const
 //   softcap    x[j] = cap tanh(x[j] / cap) for j < n (logit soft-capping, see tanh_v)
+// The q8_0 kernels (fast/q8_0-inl.hpp) are included at the end, over the same traversals, and
+// make_attention_kernels() puts every kernel of the target into its records.
 //
 // exp_v: Cephes-style expf (round(x log2 e) split with a two-constant ln 2, degree-6 polynomial,
 // 2^n by exponent arithmetic); inputs below -87.33 give exactly 0 (masked scores are -inf), inputs
@@ -37,54 +31,56 @@
 // takes the polynomial branch and stays NaN; -0 stays -0. Max relative error vs tanh in double:
 // tests/attention/semantics_test.cpp checks 2.5e-7 for every ISA.
 //
-// Pair order (bfloat16 K/V on the in-place path): the kernels read each full block of 2L values of a
-// row as one pair (load_pair), which for bfloat16 is load_eo's parity order: block [b, b + 2L) gives
-// lanes b, b + 2, .. then b + 1, b + 3, ... The products are the exact ones of the in-order kernel
-// (bf16 -> fp32 is exact); only the summation order differs. So qk_heads<bfloat16> takes q rows
-// rearranged once per call by split_q, and pv_heads<bfloat16> leaves o's full 2L blocks in that order,
-// put back once per row at the end of the work item by merge_o. Values past the last full block
-// (D % 2L) stay in order. float and float16 read pairs in order (split_q / merge_o are not used).
+// Pair order (bfloat16 K/V on the in-place path): the kernels read each full block of 2 FL values of
+// a row as one pair (load_pair), which for bfloat16 is load_even_odd's parity order: block
+// [b, b + 2 FL) gives lanes b, b + 2, .. then b + 1, b + 3, ... The products are the exact ones of the
+// in-order kernel (bf16 -> fp32 is exact); only the summation order differs. So the bfloat16 record's
+// qk takes q rows rearranged once per call by split_q (its prep_q), and its pv leaves o's full 2 FL
+// blocks in that order, put back once per row at the end of the work item by merge_o (its finish_o).
+// Values past the last full block (D % 2 FL) stay in order. float and float16 read pairs in order.
 //
-// Compiles to nothing unless an ops header defined POSENC_ATTENTION_OPS_REGION (so the header
+// Compiles to nothing unless a target header defined POSENC_ATTENTION_OPS_REGION (so the header
 // self-containment check can include it alone).
 
 #if defined(POSENC_ATTENTION_OPS_REGION)
 
-[[maybe_unused]] static constexpr int qk_mr = ops_qk_mr;  // query rows per register block
-[[maybe_unused]] static constexpr int pv_mr = ops_pv_mr;
-static constexpr int nv = 4;         // vectors across one column block of the packed kernels
-static constexpr int cols = nv * L;  // 64 / 32 / 16 / 4 columns: always divides the padded tile (64)
+using vf = vec<float>;
+static constexpr int FL = lanes<float>;
+[[maybe_unused]] static constexpr int qk_mr = qk_block_rows;  // query rows per register block
+[[maybe_unused]] static constexpr int pv_mr = pv_block_rows;
+static constexpr int nv = 4;          // vectors across one column block of the packed kernels
+static constexpr int cols = nv * FL;  // 64 / 32 / 16 / 4 columns: always divides the padded tile (64)
 
 static inline vf exp_v(vf x) {
-  const vf lo = set1(-87.3365478515625f);
-  const vf xx = min(max(x, lo), set1(88.0f));
-  const vf fx = round_nearest(mul(xx, set1(1.44269504088896341f)));
-  vf r = fmadd(fx, set1(-0.693359375f), xx);
-  r = fmadd(fx, set1(2.12194440e-4f), r);
-  vf p = set1(1.9875691500e-4f);
-  p = fmadd(p, r, set1(1.3981999507e-3f));
-  p = fmadd(p, r, set1(8.3334519073e-3f));
-  p = fmadd(p, r, set1(4.1665795894e-2f));
-  p = fmadd(p, r, set1(1.6666665459e-1f));
-  p = fmadd(p, r, set1(5.0000001201e-1f));
-  p = fmadd(p, mul(r, r), add(r, set1(1.0f)));
+  const vf lo = set(-87.3365478515625f);
+  const vf xx = min(max(x, lo), set(88.0f));
+  const vf fx = nearest(mul(xx, set(1.44269504088896341f)));
+  vf r = fma(fx, set(-0.693359375f), xx);
+  r = fma(fx, set(2.12194440e-4f), r);
+  vf p = set(1.9875691500e-4f);
+  p = fma(p, r, set(1.3981999507e-3f));
+  p = fma(p, r, set(8.3334519073e-3f));
+  p = fma(p, r, set(4.1665795894e-2f));
+  p = fma(p, r, set(1.6666665459e-1f));
+  p = fma(p, r, set(5.0000001201e-1f));
+  p = fma(p, mul(r, r), add(r, set(1.0f)));
   return keep_ge(x, lo, mul(p, pow2(fx)));
 }
 
 static inline vf tanh_v(vf x) {
-  const vf ax = abs_v(x), lim = set1(0.625f);
+  const vf ax = abs(x), lim = set(0.625f);
   const vf z = mul(x, x);
-  vf p = set1(-5.70498872745e-3f);
-  p = fmadd(p, z, set1(2.06390887954e-2f));
-  p = fmadd(p, z, set1(-5.37397155531e-2f));
-  p = fmadd(p, z, set1(1.33314422036e-1f));
-  p = fmadd(p, z, set1(-3.33332819422e-1f));
-  const vf small = mul(x, fmadd(p, z, set1(1.0f)));  // x (1 + x^2 P): keeps the sign of -0
+  vf p = set(-5.70498872745e-3f);
+  p = fma(p, z, set(2.06390887954e-2f));
+  p = fma(p, z, set(-5.37397155531e-2f));
+  p = fma(p, z, set(1.33314422036e-1f));
+  p = fma(p, z, set(-3.33332819422e-1f));
+  const vf small = mul(x, fma(p, z, set(1.0f)));  // x (1 + x^2 P): keeps the sign of -0
   // Every lane on the polynomial (soft-capped logits mostly are: |l| < 0.625 cap): the exp form,
   // two thirds of the work, is skipped; the result is the same either way.
   if (!any_gt(ax, lim)) return small;
   const vf e = exp_v(add(ax, ax));
-  const vf big = with_sign(sub(set1(1.0f), divide(set1(2.0f), add(e, set1(1.0f)))), x);
+  const vf big = with_sign(sub(set(1.0f), div(set(2.0f), add(e, set(1.0f)))), x);
   return pick_gt(ax, lim, big, small);
 }
 
@@ -93,7 +89,7 @@ static inline vf tanh_v(vf x) {
 // data; it is an integer for that reason.
 static inline void prefetch_l2(std::uintptr_t a, std::ptrdiff_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
-  if (decode_prefetch_l1())
+  if (::posenc::detail::decode_prefetch_l1())
     for (std::ptrdiff_t x = 0; x < bytes; x += 64)
       __builtin_prefetch(reinterpret_cast<const void*>(a + static_cast<std::uintptr_t>(x)), 0, 3);
   else
@@ -104,53 +100,45 @@ static inline void prefetch_l2(std::uintptr_t a, std::ptrdiff_t bytes) {
 #endif
 }
 
-template <class T>
-static inline vf load_any(const T* p) {
-  if constexpr (std::is_same_v<T, float>)
-    return load(p);
-  else
-    return load_f(p);
-}
-
-// The 2L values at p as two vectors in pair order (see the banner): bfloat16 by parity, else in order.
+// The 2 FL values at p as two vectors in pair order (see the banner): bfloat16 by parity, else in order.
 template <class T>
 static inline void load_pair(const T* p, vf& a, vf& b) {
   if constexpr (std::is_same_v<T, bfloat16>)
-    load_eo(p, a, b);
+    load_even_odd(p, a, b);
   else
-    a = load_any(p), b = load_any(p + L);
+    a = load(p), b = load(p + FL);
 }
 
-// q row (D values) in bfloat16 pair order: each full 2L block as its even then its odd elements.
+// q row (D values) in bfloat16 pair order: each full 2 FL block as its even then its odd elements.
 static inline void split_q(const float* q, int D, float* out) {
   int d = 0;
-  for (; d + 2 * L <= D; d += 2 * L)
-    for (int i = 0; i < L; ++i) out[d + i] = q[d + 2 * i], out[d + L + i] = q[d + 2 * i + 1];
+  for (; d + 2 * FL <= D; d += 2 * FL)
+    for (int i = 0; i < FL; ++i) out[d + i] = q[d + 2 * i], out[d + FL + i] = q[d + 2 * i + 1];
   for (; d < D; ++d) out[d] = q[d];
 }
 
 // The inverse of split_q in place: an o row (Dv values) accumulated in pair order put back in order.
 static inline void merge_o(float* o, int Dv) {
-  for (int d = 0; d + 2 * L <= Dv; d += 2 * L) {
-    float t[2 * L];
-    for (int i = 0; i < 2 * L; ++i) t[i] = o[d + i];
-    for (int i = 0; i < L; ++i) o[d + 2 * i] = t[i], o[d + 2 * i + 1] = t[L + i];
+  for (int d = 0; d + 2 * FL <= Dv; d += 2 * FL) {
+    float t[2 * FL];
+    for (int i = 0; i < 2 * FL; ++i) t[i] = o[d + i];
+    for (int i = 0; i < FL; ++i) o[d + 2 * i] = t[i], o[d + 2 * i + 1] = t[FL + i];
   }
 }
 
-// The first n (< L) values of p, zero-filled (tails of rows whose length is not a multiple of L).
+// The first n (< FL) values of p, zero-filled (tails of rows whose length is not a multiple of FL).
 template <class T>
 static inline vf load_tail(const T* p, int n) {
-  alignas(64) float buf[L] = {};
+  alignas(64) float buf[FL] = {};
   for (int i = 0; i < n; ++i) buf[i] = static_cast<float>(p[i]);
   return load(buf);
 }
 
 static inline void exp_block(const float* x, float* y, int n) {
   int j = 0;
-  for (; j + L <= n; j += L) store(y + j, exp_v(load(x + j)));
+  for (; j + FL <= n; j += FL) store(y + j, exp_v(load(x + j)));
   if (j < n) {
-    alignas(64) float buf[L];
+    alignas(64) float buf[FL];
     store(buf, exp_v(load_tail(x + j, n - j)));
     for (int i = 0; i < n - j; ++i) y[j + i] = buf[i];
   }
@@ -158,9 +146,9 @@ static inline void exp_block(const float* x, float* y, int n) {
 
 static inline void tanh_block(const float* x, float* y, int n) {
   int j = 0;
-  for (; j + L <= n; j += L) store(y + j, tanh_v(load(x + j)));
+  for (; j + FL <= n; j += FL) store(y + j, tanh_v(load(x + j)));
   if (j < n) {
-    alignas(64) float buf[L];
+    alignas(64) float buf[FL];
     store(buf, tanh_v(load_tail(x + j, n - j)));
     for (int i = 0; i < n - j; ++i) y[j + i] = buf[i];
   }
@@ -169,11 +157,11 @@ static inline void tanh_block(const float* x, float* y, int n) {
 // Logit soft-capping of a score row in place, x[j] = cap tanh(x[j] inv_cap) for j < n (one pass over
 // a row still in L1, after QK^T and before the biases and the mask; only called when the option is set).
 static inline void softcap_row(float* x, int n, float cap, float inv_cap) {
-  const vf c = set1(cap), iv = set1(inv_cap);
+  const vf c = set(cap), iv = set(inv_cap);
   int j = 0;
-  for (; j + L <= n; j += L) store(x + j, mul(c, tanh_v(mul(load(x + j), iv))));
+  for (; j + FL <= n; j += FL) store(x + j, mul(c, tanh_v(mul(load(x + j), iv))));
   if (j < n) {
-    alignas(64) float buf[L];
+    alignas(64) float buf[FL];
     store(buf, mul(c, tanh_v(mul(load_tail(x + j, n - j), iv))));
     for (int i = 0; i < n - j; ++i) x[j + i] = buf[i];
   }
@@ -182,16 +170,16 @@ static inline void softcap_row(float* x, int n, float cap, float inv_cap) {
 // The largest of x[0, n), or NaN when one of them is NaN (a NaN logit makes its row NaN, as in sdpa;
 // max() alone drops NaN on x86). keep_ge(v, v, 1) counts the ordered lanes (exact below 2^24).
 static inline float row_max(const float* x, int n) {
-  vf m = set1(-__builtin_inff()), ordered = zero();
-  const vf one = set1(1.0f);
+  vf m = set(-__builtin_inff()), ordered = set(0.0f);
+  const vf one = set(1.0f);
   int j = 0;
-  for (; j + L <= n; j += L) {
+  for (; j + FL <= n; j += FL) {
     const vf v = load(x + j);
     m = max(m, v);
     ordered = add(ordered, keep_ge(v, v, one));
   }
-  float r = reduce_max(m);
-  bool nan = reduce_add(ordered) != static_cast<float>(j);
+  float r = hmax(m);
+  bool nan = hsum(ordered) != static_cast<float>(j);
   for (; j < n; ++j) {
     r = x[j] > r ? x[j] : r;
     nan = nan || x[j] != x[j];
@@ -199,19 +187,19 @@ static inline float row_max(const float* x, int n) {
   return nan ? __builtin_nanf("") : r;
 }
 
-// x[j] = exp(x[j] - m), returns sum; x is a padded row (n rounded up to L is writable).
+// x[j] = exp(x[j] - m), returns sum; x is a padded row (n rounded up to FL is writable).
 static inline float exp_sum(float* x, int n, float m) {
-  const vf mv = set1(m);
-  vf s = zero();
+  const vf mv = set(m);
+  vf s = set(0.0f);
   int j = 0;
-  for (; j + L <= n; j += L) {
+  for (; j + FL <= n; j += FL) {
     const vf e = exp_v(sub(load(x + j), mv));
     store(x + j, e);
     s = add(s, e);
   }
-  float r = reduce_add(s);
+  float r = hsum(s);
   if (j < n) {
-    alignas(64) float buf[L];
+    alignas(64) float buf[FL];
     store(buf, exp_v(sub(load_tail(x + j, n - j), mv)));
     for (int i = 0; i < n - j; ++i) {
       x[j + i] = buf[i];
@@ -225,21 +213,21 @@ static inline float exp_sum(float* x, int n, float m) {
 // follows reads them back without store-forwarding stalls).
 static inline void add_row(float* x, const float* t, int n) {
   int j = 0;
-  for (; j + L <= n; j += L) store(x + j, add(load(x + j), load(t + j)));
+  for (; j + FL <= n; j += FL) store(x + j, add(load(x + j), load(t + j)));
   for (; j < n; ++j) x[j] += t[j];
 }
 
 static inline void add_const(float* x, float c, int n) {
-  const vf cv = set1(c);
+  const vf cv = set(c);
   int j = 0;
-  for (; j + L <= n; j += L) store(x + j, add(load(x + j), cv));
+  for (; j + FL <= n; j += FL) store(x + j, add(load(x + j), cv));
   for (; j < n; ++j) x[j] += c;
 }
 
 static inline void scale_row(float* x, int n, float f) {
-  const vf fv = set1(f);
+  const vf fv = set(f);
   int j = 0;
-  for (; j + L <= n; j += L) store(x + j, mul(load(x + j), fv));
+  for (; j + FL <= n; j += FL) store(x + j, mul(load(x + j), fv));
   for (; j < n; ++j) x[j] *= f;
 }
 
@@ -250,29 +238,33 @@ static inline void qk_packed_block(const float* const* q, const float* kt, std::
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) acc[r][v] = zero();
+    for (int v = 0; v < nv; ++v) acc[r][v] = set(0.0f);
   for (int d = 0; d < D; ++d) {
     const float* kr = kt + d * ldk;
     vf kv[nv];
 #pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) kv[v] = load(kr + v * L);
+    for (int v = 0; v < nv; ++v) kv[v] = load(kr + v * FL);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
-      const vf qb = set1(q[r][d]);
+      const vf qb = set(q[r][d]);
 #pragma GCC unroll 16
-      for (int v = 0; v < nv; ++v) acc[r][v] = fmadd(qb, kv[v], acc[r][v]);
+      for (int v = 0; v < nv; ++v) acc[r][v] = fma(qb, kv[v], acc[r][v]);
     }
   }
-  const vf sc = set1(scale);
+  const vf sc = set(scale);
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) store(s + r * ss + v * L, mul(acc[r][v], sc));
+    for (int v = 0; v < nv; ++v) store(s + r * ss + v * FL, mul(acc[r][v], sc));
 }
 
 // Rows r < rows, columns [0, ldk) in blocks of 64 (kt is zero-padded, so padded columns give 0).
-static inline void qk_packed(const float* const* q, int rows, const float* kt, std::ptrdiff_t ldk, int D, float scale,
-                             float* s, std::ptrdiff_t ss) {
+static inline void qk_packed(const packed_qk& a) {
+  const float* const* q = a.q;
+  const int rows = a.rows, D = a.dim;
+  const float scale = a.scale, *kt = a.kt.p;
+  const std::ptrdiff_t ldk = a.kt.stride, ss = a.s.stride;
+  float* s = a.s.p;
   for (std::ptrdiff_t c = 0; c < ldk; c += cols) {
     int r = 0;
     for (; r + qk_mr <= rows; r += qk_mr) qk_packed_block<qk_mr>(q + r, kt + c, ldk, D, scale, s + r * ss + c, ss);
@@ -285,9 +277,9 @@ static inline void qk_packed(const float* const* q, int rows, const float* kt, s
 }
 
 // o[r][c] (+)= sum_j p[r ps + j pe] vt[j][c]: p through a row stride ps and a key stride pe (pe = 1:
-// pv_packed; ps = 1: p given transposed, so the backward's P^T dO and dS^T Q need no transposed
-// copy), o overwritten instead of accumulated when !accumulate. Forced inline, so pv_packed's
-// constant pe and accumulate compile to the plain kernel.
+// the forward's layout; ps = 1: p given transposed, so the backward's P^T dO and dS^T Q need no
+// transposed copy), o overwritten instead of accumulated when !accumulate. Forced inline, so
+// pv_packed's call with constant pe and accumulate compiles to the plain kernel.
 template <int MR>
 static POSENC_FORCE_INLINE void pv_strided_block(const float* p, std::ptrdiff_t ps, std::ptrdiff_t pe, const float* vt,
                                                  std::ptrdiff_t vs, int n, float* o, std::ptrdiff_t os,
@@ -296,24 +288,24 @@ static POSENC_FORCE_INLINE void pv_strided_block(const float* p, std::ptrdiff_t 
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) acc[r][v] = accumulate ? load(o + r * os + v * L) : zero();
+    for (int v = 0; v < nv; ++v) acc[r][v] = accumulate ? load(o + r * os + v * FL) : set(0.0f);
   for (int j = 0; j < n; ++j) {
     const float* vr = vt + j * vs;
     const float* pj = p + j * pe;
     vf vv[nv];
 #pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) vv[v] = load(vr + v * L);
+    for (int v = 0; v < nv; ++v) vv[v] = load(vr + v * FL);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
-      const vf pb = set1(pj[r * ps]);
+      const vf pb = set(pj[r * ps]);
 #pragma GCC unroll 16
-      for (int v = 0; v < nv; ++v) acc[r][v] = fmadd(pb, vv[v], acc[r][v]);
+      for (int v = 0; v < nv; ++v) acc[r][v] = fma(pb, vv[v], acc[r][v]);
     }
   }
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) store(o + r * os + v * L, acc[r][v]);
+    for (int v = 0; v < nv; ++v) store(o + r * os + v * FL, acc[r][v]);
 }
 
 static POSENC_FORCE_INLINE void pv_strided(const float* p, std::ptrdiff_t ps, std::ptrdiff_t pe, int rows,
@@ -331,43 +323,53 @@ static POSENC_FORCE_INLINE void pv_strided(const float* p, std::ptrdiff_t ps, st
   }
 }
 
-// o rows are contiguous with stride os, p rows with stride ps; dvp (padded Dv) % 64 == 0.
-static inline void pv_packed(const float* p, std::ptrdiff_t ps, int rows, const float* vt, std::ptrdiff_t vs, int n,
-                             int dvp, float* o, std::ptrdiff_t os) {
-  pv_strided(p, ps, 1, rows, vt, vs, n, dvp, o, os, true);
+// The packed PV of fast/tile_kernels.hpp: the forward's layout (key stride 1, accumulating) runs the
+// kernel compiled for it, any other the strided one; both form the same products in the same order.
+static inline void pv_packed(const packed_pv& a) {
+  if (a.key_stride == 1 && a.accumulate)
+    pv_strided(a.p, a.row_stride, 1, a.rows, a.vt.p, a.vt.stride, a.keys, a.cols, a.o.p, a.o.stride, true);
+  else
+    pv_strided(a.p, a.row_stride, a.key_stride, a.rows, a.vt.p, a.vt.stride, a.keys, a.cols, a.o.p, a.o.stride,
+               a.accumulate);
 }
 
 // Prefill packing of one key tile (rows j < nk at k + j ks, contiguous in d): kt[d ldk + j] = k_j[d]
-// through L x L register transposes (edges one by one), and V rows widened to float, vt[j ldv + d].
+// through FL x FL register transposes (edges one by one), and V rows widened to float, vt[j ldv + d].
 template <class T>
-static inline void pack_kt(const T* k, std::ptrdiff_t ks, int nk, int D, float* kt, std::ptrdiff_t ldk) {
+static inline void pack_kt(const tile_rows<T>& rows, int D, float* kt, std::ptrdiff_t ldk) {
+  const T* k = rows.p;
+  const std::ptrdiff_t ks = rows.token_stride;
+  const int nk = rows.keys;
   int j = 0;
-  for (; j + L <= nk; j += L) {
+  for (; j + FL <= nk; j += FL) {
     int d = 0;
-    for (; d + L <= D; d += L) {
-      vf x[L];
-      for (int i = 0; i < L; ++i) x[i] = load_any(k + (j + i) * ks + d);
+    for (; d + FL <= D; d += FL) {
+      vf x[FL];
+      for (int i = 0; i < FL; ++i) x[i] = load(k + (j + i) * ks + d);
       transpose(x);
-      for (int i = 0; i < L; ++i) store(kt + (d + i) * ldk + j, x[i]);
+      for (int i = 0; i < FL; ++i) store(kt + (d + i) * ldk + j, x[i]);
     }
     for (; d < D; ++d)
-      for (int i = 0; i < L; ++i) kt[d * ldk + j + i] = static_cast<float>(k[(j + i) * ks + d]);
+      for (int i = 0; i < FL; ++i) kt[d * ldk + j + i] = static_cast<float>(k[(j + i) * ks + d]);
   }
   for (; j < nk; ++j)
     for (int d = 0; d < D; ++d) kt[d * ldk + j] = static_cast<float>(k[j * ks + d]);
 }
 
 template <class T>
-static inline void pack_v(const T* v, std::ptrdiff_t vs, int nk, int Dv, float* vt, std::ptrdiff_t ldv) {
+static inline void pack_v(const tile_rows<T>& rows, int Dv, float* vt, std::ptrdiff_t ldv) {
+  const T* v = rows.p;
+  const std::ptrdiff_t vs = rows.token_stride;
+  const int nk = rows.keys;
   for (int j = 0; j < nk; ++j) {
     int d = 0;
-    for (; d + L <= Dv; d += L) store(vt + j * ldv + d, load_any(v + j * vs + d));
+    for (; d + FL <= Dv; d += FL) store(vt + j * ldv + d, load(v + j * vs + d));
     for (; d < Dv; ++d) vt[j * ldv + d] = static_cast<float>(v[j * vs + d]);
   }
 }
 
 // The in-place QK^T (decode) kernel: one key row against the query rows of its GQA group. Four rows
-// share each load of the key row (widened once for bf16/fp16, 2L values at a time in pair order, so
+// share each load of the key row (widened once for bf16/fp16, 2 FL values at a time in pair order, so
 // bf16 q rows are split_q's); two accumulators per row halve the FMA chains, and the four sums come
 // out of one transpose-and-add (reduce4).
 template <class T>
@@ -378,29 +380,30 @@ struct qk_widen {
 
   POSENC_FORCE_INLINE void rows4(int r, const T* k, float* out) const {
     const float *q0 = q[r], *q1 = q[r + 1], *q2 = q[r + 2], *q3 = q[r + 3];
-    vf a0 = zero(), a1 = zero(), a2 = zero(), a3 = zero(), b0 = zero(), b1 = zero(), b2 = zero(), b3 = zero();
+    vf a0 = set(0.0f), a1 = set(0.0f), a2 = set(0.0f), a3 = set(0.0f), b0 = set(0.0f), b1 = set(0.0f), b2 = set(0.0f),
+       b3 = set(0.0f);
     int d = 0;
-    for (; d + 2 * L <= D; d += 2 * L) {
+    for (; d + 2 * FL <= D; d += 2 * FL) {
       vf x, y;
       load_pair(k + d, x, y);
-      a0 = fmadd(load(q0 + d), x, a0), b0 = fmadd(load(q0 + d + L), y, b0);
-      a1 = fmadd(load(q1 + d), x, a1), b1 = fmadd(load(q1 + d + L), y, b1);
-      a2 = fmadd(load(q2 + d), x, a2), b2 = fmadd(load(q2 + d + L), y, b2);
-      a3 = fmadd(load(q3 + d), x, a3), b3 = fmadd(load(q3 + d + L), y, b3);
+      a0 = fma(load(q0 + d), x, a0), b0 = fma(load(q0 + d + FL), y, b0);
+      a1 = fma(load(q1 + d), x, a1), b1 = fma(load(q1 + d + FL), y, b1);
+      a2 = fma(load(q2 + d), x, a2), b2 = fma(load(q2 + d + FL), y, b2);
+      a3 = fma(load(q3 + d), x, a3), b3 = fma(load(q3 + d + FL), y, b3);
     }
-    if (d + L <= D) {
-      const vf x = load_any(k + d);
-      a0 = fmadd(load(q0 + d), x, a0), a1 = fmadd(load(q1 + d), x, a1);
-      a2 = fmadd(load(q2 + d), x, a2), a3 = fmadd(load(q3 + d), x, a3);
-      d += L;
+    if (d + FL <= D) {
+      const vf x = load(k + d);
+      a0 = fma(load(q0 + d), x, a0), a1 = fma(load(q1 + d), x, a1);
+      a2 = fma(load(q2 + d), x, a2), a3 = fma(load(q3 + d), x, a3);
+      d += FL;
     }
     if (d < D) {
       const int t = D - d;
       const vf x = load_tail(k + d, t);
-      b0 = fmadd(load_tail(q0 + d, t), x, b0), b1 = fmadd(load_tail(q1 + d, t), x, b1);
-      b2 = fmadd(load_tail(q2 + d, t), x, b2), b3 = fmadd(load_tail(q3 + d, t), x, b3);
+      b0 = fma(load_tail(q0 + d, t), x, b0), b1 = fma(load_tail(q1 + d, t), x, b1);
+      b2 = fma(load_tail(q2 + d, t), x, b2), b3 = fma(load_tail(q3 + d, t), x, b3);
     }
-    reduce4(add(a0, b0), add(a1, b1), add(a2, b2), add(a3, b3), scale, out);
+    hsum4(add(a0, b0), add(a1, b1), add(a2, b2), add(a3, b3), scale, out);
   }
 
   // Four keys (k + t ks, t < 4: one head's rows of four tokens) against the same four query rows: each q
@@ -412,28 +415,28 @@ struct qk_widen {
 #pragma GCC unroll 4
     for (int t = 0; t < 4; ++t)
 #pragma GCC unroll 4
-      for (int i = 0; i < 4; ++i) acc[t][i] = zero();
+      for (int i = 0; i < 4; ++i) acc[t][i] = set(0.0f);
     int d = 0;
-    for (; d + 2 * L <= D; d += 2 * L) {
+    for (; d + 2 * FL <= D; d += 2 * FL) {
       vf qa[4], qb[4];
 #pragma GCC unroll 4
-      for (int i = 0; i < 4; ++i) qa[i] = load(qr[i] + d), qb[i] = load(qr[i] + d + L);
+      for (int i = 0; i < 4; ++i) qa[i] = load(qr[i] + d), qb[i] = load(qr[i] + d + FL);
 #pragma GCC unroll 4
       for (int t = 0; t < 4; ++t) {
         vf x, y;
         load_pair(k + t * ks + d, x, y);
 #pragma GCC unroll 4
-        for (int i = 0; i < 4; ++i) acc[t][i] = fmadd(qb[i], y, fmadd(qa[i], x, acc[t][i]));
+        for (int i = 0; i < 4; ++i) acc[t][i] = fma(qb[i], y, fma(qa[i], x, acc[t][i]));
       }
     }
-    if (d + L <= D) {
+    if (d + FL <= D) {
 #pragma GCC unroll 4
       for (int t = 0; t < 4; ++t) {
-        const vf x = load_any(k + t * ks + d);
+        const vf x = load(k + t * ks + d);
 #pragma GCC unroll 4
-        for (int i = 0; i < 4; ++i) acc[t][i] = fmadd(load(qr[i] + d), x, acc[t][i]);
+        for (int i = 0; i < 4; ++i) acc[t][i] = fma(load(qr[i] + d), x, acc[t][i]);
       }
-      d += L;
+      d += FL;
     }
     if (d < D) {
       const int n = D - d;
@@ -441,26 +444,26 @@ struct qk_widen {
       for (int t = 0; t < 4; ++t) {
         const vf x = load_tail(k + t * ks + d, n);
 #pragma GCC unroll 4
-        for (int i = 0; i < 4; ++i) acc[t][i] = fmadd(load_tail(qr[i] + d, n), x, acc[t][i]);
+        for (int i = 0; i < 4; ++i) acc[t][i] = fma(load_tail(qr[i] + d, n), x, acc[t][i]);
       }
     }
 #pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) reduce4(acc[0][i], acc[1][i], acc[2][i], acc[3][i], scale, out + i * os);
+    for (int i = 0; i < 4; ++i) hsum4(acc[0][i], acc[1][i], acc[2][i], acc[3][i], scale, out + i * os);
   }
 
   [[nodiscard]] POSENC_FORCE_INLINE float row1(int r, const T* k) const {
     const float* qr = q[r];
-    vf a = zero(), b = zero();
+    vf a = set(0.0f), b = set(0.0f);
     int d = 0;
-    for (; d + 2 * L <= D; d += 2 * L) {
+    for (; d + 2 * FL <= D; d += 2 * FL) {
       vf x, y;
       load_pair(k + d, x, y);
-      a = fmadd(load(qr + d), x, a);
-      b = fmadd(load(qr + d + L), y, b);
+      a = fma(load(qr + d), x, a);
+      b = fma(load(qr + d + FL), y, b);
     }
-    if (d + L <= D) a = fmadd(load(qr + d), load_any(k + d), a), d += L;
-    if (d < D) b = fmadd(load_tail(qr + d, D - d), load_tail(k + d, D - d), b);
-    return reduce_add(add(a, b)) * scale;
+    if (d + FL <= D) a = fma(load(qr + d), load(k + d), a), d += FL;
+    if (d < D) b = fma(load_tail(qr + d, D - d), load_tail(k + d, D - d), b);
+    return hsum(add(a, b)) * scale;
   }
 };
 
@@ -478,9 +481,13 @@ struct qk_widen {
 // from L2.
 static constexpr int k_ahead = 16;
 template <class T, class Kern>
-static inline void qk_by_token(const Kern& kern, int Rg, int heads, const T* k, std::ptrdiff_t ks, std::ptrdiff_t hs,
-                               int n, float* s, std::ptrdiff_t ss, const void* pv, std::ptrdiff_t pv_ts,
-                               std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes, int k_more) {
+static inline void qk_by_token(const Kern& kern, const qk_in_place& a, const tile_rows<T>& rows) {
+  const int Rg = a.q.per_head, heads = a.q.heads, n = rows.keys, k_more = a.k_more;
+  const T* k = rows.p;
+  const std::ptrdiff_t ks = rows.token_stride, hs = rows.head_stride, ss = a.s.stride;
+  float* s = a.s.p;
+  const void* pv = a.v;
+  const std::ptrdiff_t pv_ts = a.v_token_bytes, pv_hs = a.v_head_bytes, pv_bytes = a.v_row_bytes;
   const auto va = reinterpret_cast<std::uintptr_t>(pv);
   int j0 = 0;
   if constexpr (requires(float* o) { kern.rows4x4(0, k, ks, o, ss); }) {
@@ -520,10 +527,8 @@ static inline void qk_by_token(const Kern& kern, int Rg, int heads, const T* k, 
 }
 
 template <class T>
-static inline void qk_heads(const float* const* q, int Rg, int heads, const T* k, std::ptrdiff_t ks, std::ptrdiff_t hs,
-                            int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
-                            std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes, int k_more) {
-  qk_by_token(qk_widen<T>{q, D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes, k_more);
+static inline void qk_heads(const qk_in_place& a, const tile_rows<T>& k) {
+  qk_by_token(qk_widen<T>{a.q.rows, a.q.dim, a.scale}, a, k);
 }
 
 // Up to 4 rows x one block of NV vectors of Dv, values read in place (NV even: in pairs, so o's block
@@ -535,37 +540,37 @@ static inline void pv_direct_block(const float* p, std::ptrdiff_t ps, const T* v
 #pragma GCC unroll 4
   for (int r = 0; r < NR; ++r)
 #pragma GCC unroll 4
-    for (int c = 0; c < NV; ++c) acc[r][c] = load(o + r * os + c * L);
+    for (int c = 0; c < NV; ++c) acc[r][c] = load(o + r * os + c * FL);
   for (int j = 0; j < n; ++j) {
     if (pf != 0) prefetch_l2(pf + static_cast<std::uintptr_t>(j * pf_step), pf_step);
     vf vv[NV];
     if constexpr (NV % 2 == 0) {
 #pragma GCC unroll 4
-      for (int c = 0; c < NV; c += 2) load_pair(v + j * vs + c * L, vv[c], vv[c + 1]);
+      for (int c = 0; c < NV; c += 2) load_pair(v + j * vs + c * FL, vv[c], vv[c + 1]);
     } else {
 #pragma GCC unroll 4
-      for (int c = 0; c < NV; ++c) vv[c] = load_any(v + j * vs + c * L);
+      for (int c = 0; c < NV; ++c) vv[c] = load(v + j * vs + c * FL);
     }
 #pragma GCC unroll 4
     for (int r = 0; r < NR; ++r) {
-      const vf pb = set1(p[r * ps + j]);
+      const vf pb = set(p[r * ps + j]);
 #pragma GCC unroll 4
-      for (int c = 0; c < NV; ++c) acc[r][c] = fmadd(pb, vv[c], acc[r][c]);
+      for (int c = 0; c < NV; ++c) acc[r][c] = fma(pb, vv[c], acc[r][c]);
     }
   }
 #pragma GCC unroll 4
   for (int r = 0; r < NR; ++r)
 #pragma GCC unroll 4
-    for (int c = 0; c < NV; ++c) store(o + r * os + c * L, acc[r][c]);
+    for (int c = 0; c < NV; ++c) store(o + r * os + c * FL, acc[r][c]);
 }
 
 template <class T, int NR>
 static inline void pv_direct_rows(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, int Dv,
                                   float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
   int c = 0;
-  for (; c + 4 * L <= Dv; c += 4 * L, pf = 0) pv_direct_block<T, NR, 4>(p, ps, v + c, vs, n, o + c, os, pf, pf_step);
-  if (c + 2 * L <= Dv) pv_direct_block<T, NR, 2>(p, ps, v + c, vs, n, o + c, os), c += 2 * L;
-  for (; c + L <= Dv; c += L) pv_direct_block<T, NR, 1>(p, ps, v + c, vs, n, o + c, os);
+  for (; c + 4 * FL <= Dv; c += 4 * FL, pf = 0) pv_direct_block<T, NR, 4>(p, ps, v + c, vs, n, o + c, os, pf, pf_step);
+  if (c + 2 * FL <= Dv) pv_direct_block<T, NR, 2>(p, ps, v + c, vs, n, o + c, os), c += 2 * FL;
+  for (; c + FL <= Dv; c += FL) pv_direct_block<T, NR, 1>(p, ps, v + c, vs, n, o + c, os);
   if (c < Dv) {  // tail columns: o is padded, values are widened one by one
     for (int j = 0; j < n; ++j)
       for (int r = 0; r < NR; ++r) {
@@ -577,14 +582,19 @@ static inline void pv_direct_rows(const float* p, std::ptrdiff_t ps, const T* v,
 
 // PV of every kv head of a decode tile, head by head (rows [gi Rg, (gi + 1) Rg) read head gi's values
 // at v + gi vhs), in blocks of 4 rows: Rows::run<NR>(p, ps, v, vs, n, Dv, o, os) is the row kernel
-// (pv_direct_rows here, the vdpbf16ps one in ops/avx512_bf16.hpp). The next key tile's K rows (pf_bytes
+// (pv_direct_rows here, the vdpbf16ps one in fast/x86/avx512_bf16.hpp). The next key tile's K rows (pf_bytes
 // at pf, or none) are asked for into L2 during this pass, a share per head spread over the keys of the
 // head's first row block: the QK^T pass asks for this tile's V rows, so the memory requests stay spread
 // over both passes (without it the PV pass issued none, and one core overlapped memory and compute badly).
 template <class T, class Rows>
-static inline void pv_by_head(Rows rows, const float* p, std::ptrdiff_t ps, int Rg, int heads, const T* v,
-                              std::ptrdiff_t vs, std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os,
-                              const void* pf, std::ptrdiff_t pf_bytes) {
+static inline void pv_by_head(Rows rows, const pv_in_place& args, const tile_rows<T>& values) {
+  const float* p = args.p.p;
+  float* o = args.o.p;
+  const T* v = values.p;
+  const std::ptrdiff_t ps = args.p.stride, os = args.o.stride, vs = values.token_stride, vhs = values.head_stride;
+  const int Rg = args.per_head, heads = args.heads, n = values.keys, Dv = args.dim;
+  const void* pf = args.k_next;
+  const std::ptrdiff_t pf_bytes = args.k_next_bytes;
   const std::ptrdiff_t share = pf_bytes / heads, step = n > 0 ? (share / n + 63) / 64 * 64 : 0;
   for (int gi = 0; gi < heads; ++gi) {
     const float* pg = p + gi * Rg * ps;
@@ -608,47 +618,46 @@ struct pv_widen_rows {
 };
 
 template <class T>
-static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads, const T* v, std::ptrdiff_t vs,
-                            std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os, const void* pf,
-                            std::ptrdiff_t pf_bytes) {
-  pv_by_head(pv_widen_rows<T>{}, p, ps, Rg, heads, v, vs, vhs, n, Dv, o, os, pf, pf_bytes);
+static inline void pv_heads(const pv_in_place& a, const tile_rows<T>& v) {
+  pv_by_head(pv_widen_rows<T>{}, a, v);
 }
 
 #include <posenc/attention/fast/q8_0-inl.hpp>  // the q8_0 K/V kernels, over the traversals above
 
-/// This ISA's kernels as a table of function pointers (one indirect call per tile, never per score).
-static constexpr tile_kernels make_tile_kernels() {
-  tile_kernels t;
-  t.qk_packed = &qk_packed;
-  t.pv_packed = &pv_packed;
-  t.pv_strided = &pv_strided;
-  t.qk_heads_f32 = &qk_heads<float>;
-  t.qk_heads_bf16 = &qk_heads<bfloat16>;
-  t.qk_heads_f16 = &qk_heads<float16>;
-  t.pack_kt_f32 = &pack_kt<float>;
-  t.pack_kt_bf16 = &pack_kt<bfloat16>;
-  t.pack_kt_f16 = &pack_kt<float16>;
-  t.pack_v_f32 = &pack_v<float>;
-  t.pack_v_bf16 = &pack_v<bfloat16>;
-  t.pack_v_f16 = &pack_v<float16>;
-  t.pv_heads_f32 = &pv_heads<float>;
-  t.pv_heads_bf16 = &pv_heads<bfloat16>;
-  t.pv_heads_f16 = &pv_heads<float16>;
-  t.qk_heads_q8 = &qk_heads_q8;
-  t.pv_heads_q8 = &pv_heads_q8;
-  t.pack_kt_q8 = &pack_kt_q8;
-  t.pack_v_q8 = &pack_v_q8;
-  t.split_q_bf16 = &split_q;
-  t.merge_o_bf16 = &merge_o;
-  t.row_max = &row_max;
-  t.exp_sum = &exp_sum;
-  t.scale_row = &scale_row;
-  t.add_row = &add_row;
-  t.add_const = &add_const;
-  t.exp = &exp_block;
-  t.softcap = &softcap_row;
-  t.tanh = &tanh_block;
-  t.lanes = L;
+// The record of storage T read by the widening kernels above (bfloat16 in pair order: q rows split,
+// o rows merged).
+template <class T>
+static constexpr storage_kernels<T> widening_kernels() {
+  constexpr bool pairs = std::is_same_v<T, bfloat16>;
+  return {.pack_kt = &pack_kt<T>,
+          .pack_v = &pack_v<T>,
+          .qk = &qk_heads<T>,
+          .pv = &pv_heads<T>,
+          .prep_q = pairs ? &split_q : nullptr,
+          .finish_o = pairs ? &merge_o : nullptr};
+}
+
+/// This target's attention kernels (fast/tile_kernels.hpp), the one place that fills the table: the
+/// float-tile record, one record per storage type, and the dot-product forms the target's header
+/// adds in dot_forms (declared before this file is included; empty where the target has none).
+/// One indirect call per tile, never per score.
+static constexpr attention_kernels make_attention_kernels() {
+  attention_kernels t{.tiles = {.qk_packed = &qk_packed,
+                                .pv_packed = &pv_packed,
+                                .row_max = &row_max,
+                                .exp_sum = &exp_sum,
+                                .scale_row = &scale_row,
+                                .add_row = &add_row,
+                                .add_const = &add_const,
+                                .softcap = &softcap_row,
+                                .exp = &exp_block,
+                                .tanh = &tanh_block,
+                                .lanes = FL},
+                      .f32 = widening_kernels<float>(),
+                      .bf16 = widening_kernels<bfloat16>(),
+                      .f16 = widening_kernels<float16>(),
+                      .q8_0 = {.pack_kt = &pack_kt_q8, .pack_v = &pack_v_q8, .qk = &qk_heads_q8, .pv = &pv_heads_q8}};
+  dot_forms(t);
   return t;
 }
 

@@ -256,6 +256,43 @@ POSENC_OPS_INLINE void by_quadrant(__m256i q, __m256 sp, __m256 cp, __m256& s, _
   s = _mm256_xor_ps(_mm256_blendv_ps(sp, cp, swap), sneg);
   c = _mm256_xor_ps(_mm256_blendv_ps(cp, sp, swap), cneg);
 }
+// Attention tile operations (attention/fast/tile-inl.hpp).
+POSENC_OPS_INLINE __m256 min(__m256 a, __m256 b) { return _mm256_min_ps(a, b); }
+POSENC_OPS_INLINE __m256 div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
+POSENC_OPS_INLINE __m256 abs(__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
+POSENC_OPS_INLINE __m256 nearest(__m256 x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+POSENC_OPS_INLINE __m256 pow2(__m256 n) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23)); }
+POSENC_OPS_INLINE __m256 keep_ge(__m256 x, __m256 lim, __m256 y) { return _mm256_and_ps(_mm256_cmp_ps(x, lim, _CMP_GE_OQ), y); }
+POSENC_OPS_INLINE __m256 with_sign(__m256 m, __m256 s) { return _mm256_or_ps(m, _mm256_and_ps(s, _mm256_set1_ps(-0.0f))); }
+POSENC_OPS_INLINE __m256 pick_gt(__m256 x, __m256 lim, __m256 a, __m256 b) { return _mm256_blendv_ps(b, a, _mm256_cmp_ps(x, lim, _CMP_GT_OQ)); }
+POSENC_OPS_INLINE bool any_gt(__m256 x, __m256 lim) { return _mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_GT_OQ)) != 0; }
+POSENC_OPS_INLINE __m256 set(float16 h) { return _mm256_set1_ps(_cvtsh_ss(h.bits)); }
+POSENC_OPS_INLINE __m256 load(const std::int8_t* p) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)))); }
+// Four sums at once, scaled: out[0..3] = f x the lane sums of a, b, c, d (pairs interleaved and
+// added, then the two 128-bit halves folded).
+POSENC_OPS_INLINE void hsum4(__m256 a, __m256 b, __m256 c, __m256 d, float f, float* out) {
+  const __m256 ab = _mm256_add_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
+  const __m256 cd = _mm256_add_ps(_mm256_unpacklo_ps(c, d), _mm256_unpackhi_ps(c, d));
+  const __m256 x = _mm256_add_ps(_mm256_shuffle_ps(ab, cd, 0x44), _mm256_shuffle_ps(ab, cd, 0xEE));
+  const __m128 w = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  _mm_storeu_ps(out, _mm_mul_ps(w, _mm_set1_ps(f)));
+}
+// x[i] (row i of an 8 x 8 block) becomes column i: pairs, quads within 128-bit lanes, then the lanes.
+POSENC_OPS_INLINE void transpose(__m256 (&x)[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; ++i) t[2 * i] = _mm256_unpacklo_ps(x[2 * i], x[2 * i + 1]), t[2 * i + 1] = _mm256_unpackhi_ps(x[2 * i], x[2 * i + 1]);
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44), u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44), u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int m = 0; m < 4; ++m) x[m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x20), x[4 + m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x31);
+}
+// 16 bfloat16 (one 256-bit load) widened by parity: e = elements 0, 2, .., 14 and o = 1, 3, .., 15 (the
+// top half of each 32-bit lane is the odd element's float, the bottom half shifted up the even one's).
+POSENC_OPS_INLINE void load_even_odd(const bfloat16* p, __m256& e, __m256& o) {
+  const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  e = _mm256_castsi256_ps(_mm256_slli_epi32(x, 16)), o = _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+}
 // clang-format on
 
 #include <posenc/kernels/ops/generic.inl>

@@ -59,9 +59,23 @@ POSENC_OPS_INLINE __m512d mul_rounded(__m512d a, __m512d b) { __m512d r = _mm512
 // (GCC otherwise folds the load into both, doubling the load traffic of a load-bound loop).
 POSENC_OPS_INLINE __m512  in_register(__m512 v)  { asm("" : "+v"(v)); return v; }
 POSENC_OPS_INLINE __m512d in_register(__m512d v) { asm("" : "+v"(v)); return v; }
-POSENC_OPS_INLINE float  hsum(__m512 v)  { return _mm512_reduce_add_ps(v); }
+// The float sums in one written order (halves, quarters, then within 128 bits; maskz shuffles: GCC 12
+// warns on the forms that start from undefined vectors), so every compiler adds in the same order.
+POSENC_OPS_INLINE float hsum(__m512 v) {
+  const __m512 h = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(0xFFFF, v, v, 0x4E));
+  const __m512 q = _mm512_add_ps(h, _mm512_maskz_shuffle_f32x4(0xFFFF, h, h, 0xB1));
+  __m128 s = _mm512_castps512_ps128(q);
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
 POSENC_OPS_INLINE double hsum(__m512d v) { return _mm512_reduce_add_pd(v); }
-POSENC_OPS_INLINE float  hmax(__m512 v)  { return _mm512_reduce_max_ps(v); }
+POSENC_OPS_INLINE float hmax(__m512 v) {
+  const __m512 h = _mm512_max_ps(v, _mm512_maskz_shuffle_f32x4(0xFFFF, v, v, 0x4E));
+  const __m512 q = _mm512_max_ps(h, _mm512_maskz_shuffle_f32x4(0xFFFF, h, h, 0xB1));
+  __m128 s = _mm512_castps512_ps128(q);
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
+}
 POSENC_OPS_INLINE double hmax(__m512d v) { return _mm512_reduce_max_pd(v); }
 
 POSENC_OPS_INLINE __m512  flip(__m512 a, __m512 m)    { return _mm512_xor_ps(a, m); }
@@ -175,6 +189,52 @@ POSENC_OPS_INLINE void by_quadrant(__m512i q, __m512 sp, __m512 cp, __m512& s, _
   const __m512 cneg = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_and_si512(_mm512_add_epi32(q, one), two), 30));
   s = _mm512_xor_ps(_mm512_mask_blend_ps(swap, sp, cp), sneg);
   c = _mm512_xor_ps(_mm512_mask_blend_ps(swap, cp, sp), cneg);
+}
+// Attention tile operations (attention/fast/tile-inl.hpp).
+POSENC_OPS_INLINE __m512 min(__m512 a, __m512 b) { return _mm512_min_ps(a, b); }
+POSENC_OPS_INLINE __m512 div(__m512 a, __m512 b) { return _mm512_div_ps(a, b); }
+POSENC_OPS_INLINE __m512 abs(__m512 x) { return _mm512_abs_ps(x); }
+POSENC_OPS_INLINE __m512 nearest(__m512 x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+POSENC_OPS_INLINE __m512 pow2(__m512 n) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23)); }
+POSENC_OPS_INLINE __m512 keep_ge(__m512 x, __m512 lim, __m512 y) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lim, _CMP_GE_OQ), y); }
+POSENC_OPS_INLINE __m512 with_sign(__m512 m, __m512 s) { return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(m), _mm512_and_si512(_mm512_castps_si512(s), _mm512_set1_epi32(static_cast<int>(0x80000000u))))); }
+POSENC_OPS_INLINE __m512 pick_gt(__m512 x, __m512 lim, __m512 a, __m512 b) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, lim, _CMP_GT_OQ), b, a); }
+POSENC_OPS_INLINE bool any_gt(__m512 x, __m512 lim) { return _mm512_cmp_ps_mask(x, lim, _CMP_GT_OQ) != 0; }
+POSENC_OPS_INLINE __m512 set(float16 h) { return _mm512_set1_ps(_cvtsh_ss(h.bits)); }
+POSENC_OPS_INLINE __m512 load(const std::int8_t* p) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))); }
+// Four sums at once, scaled: pairs interleaved and added, then the 128-bit lanes folded (13
+// operations, not 4 x 7).
+POSENC_OPS_INLINE void hsum4(__m512 a, __m512 b, __m512 c, __m512 d, float f, float* out) {
+  const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+  const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
+  const __m512 x = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, 0x44), _mm512_shuffle_ps(ab, cd, 0xEE));
+  const __m512 y = _mm512_add_ps(x, _mm512_maskz_shuffle_f32x4(0xFFFF, x, x, 0x4E));
+  const __m256 z = _mm512_castps512_ps256(y);
+  const __m128 w = _mm_add_ps(_mm256_castps256_ps128(z), _mm256_extractf128_ps(z, 1));
+  _mm_storeu_ps(out, _mm_mul_ps(w, _mm_set1_ps(f)));
+}
+// x[i] (row i of a 16 x 16 block) becomes column i: pairs, quads within 128-bit lanes, then the lanes.
+POSENC_OPS_INLINE void transpose(__m512 (&x)[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 8; ++i) t[2 * i] = _mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]), t[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]);
+  for (int i = 0; i < 4; ++i) {
+    u[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44), u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44), u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int m = 0; m < 4; ++m) {
+    const __m512 v = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x88), w = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xDD);
+    const __m512 v2 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x88), w2 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xDD);
+    x[m] = _mm512_shuffle_f32x4(v, v2, 0x88), x[8 + m] = _mm512_shuffle_f32x4(v, v2, 0xDD);
+    x[4 + m] = _mm512_shuffle_f32x4(w, w2, 0x88), x[12 + m] = _mm512_shuffle_f32x4(w, w2, 0xDD);
+  }
+}
+// 32 bfloat16 (one 512-bit load) widened by parity: e = elements 0, 2, .., 30 and o = 1, 3, .., 31. A
+// bfloat16 is the top half of its float, so the even ones are a shift up of each 32-bit lane and the odd
+// ones a mask in place: two in-lane operations per 32 values, where load(const bfloat16*) takes a
+// cross-lane widening and a shift per 16 (the one pair of bfloat16 decode steps that needs the shuffle port).
+POSENC_OPS_INLINE void load_even_odd(const bfloat16* p, __m512& e, __m512& o) {
+  const __m512i x = _mm512_loadu_si512(p);
+  e = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16)), o = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
 }
 // clang-format on
 

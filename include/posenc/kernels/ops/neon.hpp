@@ -120,6 +120,35 @@ POSENC_OPS_INLINE void by_quadrant(int32x4_t q, float32x4_t sp, float32x4_t cp, 
   s = vreinterpretq_f32_u32(veorq_u32(vreinterpretq_u32_f32(vbslq_f32(swap, cp, sp)), sneg));
   c = vreinterpretq_f32_u32(veorq_u32(vreinterpretq_u32_f32(vbslq_f32(swap, sp, cp)), cneg));
 }
+// Attention tile operations (attention/fast/tile-inl.hpp).
+POSENC_OPS_INLINE float32x4_t min(float32x4_t a, float32x4_t b) { return vminq_f32(a, b); }
+POSENC_OPS_INLINE float32x4_t div(float32x4_t a, float32x4_t b) { return vdivq_f32(a, b); }
+POSENC_OPS_INLINE float32x4_t abs(float32x4_t x) { return vabsq_f32(x); }
+POSENC_OPS_INLINE float32x4_t nearest(float32x4_t x) { return vrndnq_f32(x); }
+POSENC_OPS_INLINE float32x4_t pow2(float32x4_t n) { return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23)); }
+POSENC_OPS_INLINE float32x4_t keep_ge(float32x4_t x, float32x4_t lim, float32x4_t y) { return vreinterpretq_f32_u32(vandq_u32(vcgeq_f32(x, lim), vreinterpretq_u32_f32(y))); }
+POSENC_OPS_INLINE float32x4_t with_sign(float32x4_t m, float32x4_t s) { return vbslq_f32(vdupq_n_u32(0x80000000u), s, m); }
+POSENC_OPS_INLINE float32x4_t pick_gt(float32x4_t x, float32x4_t lim, float32x4_t a, float32x4_t b) { return vbslq_f32(vcgtq_f32(x, lim), a, b); }
+POSENC_OPS_INLINE bool any_gt(float32x4_t x, float32x4_t lim) { return vmaxvq_u32(vcgtq_f32(x, lim)) != 0; }
+POSENC_OPS_INLINE float32x4_t set(float16 h) { return vdupq_laneq_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h.bits))), 0); }
+POSENC_OPS_INLINE float32x4_t load(const std::int8_t* p) {
+  std::int32_t w;
+  std::memcpy(&w, p, 4);
+  return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w))))));
+}
+POSENC_OPS_INLINE void hsum4(float32x4_t a, float32x4_t b, float32x4_t c, float32x4_t d, float f, float* out) { vst1q_f32(out, vmulq_n_f32(vpaddq_f32(vpaddq_f32(a, b), vpaddq_f32(c, d)), f)); }
+// x[i] (row i of a 4 x 4 block) becomes column i.
+POSENC_OPS_INLINE void transpose(float32x4_t (&x)[4]) {
+  const float32x4x2_t p = vtrnq_f32(x[0], x[1]), q = vtrnq_f32(x[2], x[3]);
+  x[0] = vcombine_f32(vget_low_f32(p.val[0]), vget_low_f32(q.val[0])), x[2] = vcombine_f32(vget_high_f32(p.val[0]), vget_high_f32(q.val[0]));
+  x[1] = vcombine_f32(vget_low_f32(p.val[1]), vget_low_f32(q.val[1])), x[3] = vcombine_f32(vget_high_f32(p.val[1]), vget_high_f32(q.val[1]));
+}
+// 8 bfloat16 (one 128-bit load) widened by parity: e = elements 0, 2, 4, 6 and o = 1, 3, 5, 7 (the top
+// half of each 32-bit lane is the odd element's float, the bottom half shifted up the even one's).
+POSENC_OPS_INLINE void load_even_odd(const bfloat16* p, float32x4_t& e, float32x4_t& o) {
+  const uint32x4_t x = vreinterpretq_u32_u16(vld1q_u16(reinterpret_cast<const std::uint16_t*>(p)));
+  e = vreinterpretq_f32_u32(vshlq_n_u32(x, 16)), o = vreinterpretq_f32_u32(vandq_u32(x, vdupq_n_u32(0xFFFF0000u)));
+}
 // clang-format on
 
 #include <posenc/kernels/ops/generic.inl>

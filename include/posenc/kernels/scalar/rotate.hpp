@@ -35,13 +35,13 @@ inline void rotate_pairs(const rope_geometry& g, const T* src, T* dst, const C* 
   for (int k = k0; k < k1; ++k) {
     const int i0 = k * step;
     const int i1 = i0 + second;
-    const F a = load(s[i0]);
-    const F b = load(s[i1]);
+    const F a = posenc::load(s[i0]);  // the element conversions of core/element.hpp, not the scalar ops
+    const F b = posenc::load(s[i1]);
     const F c = static_cast<F>(cos[k - k0]);
     const F sn = dir == rotation::forward ? static_cast<F>(sin[k - k0]) : -static_cast<F>(sin[k - k0]);
     const F ac = rounded(a * c), bs = rounded(b * sn), as = rounded(a * sn), bc = rounded(b * c);
-    store(d[i0], ac - bs);
-    store(d[i1], as + bc);
+    posenc::store(d[i0], ac - bs);
+    posenc::store(d[i1], as + bc);
   }
 }
 

@@ -1,5 +1,8 @@
-// posenc/attention/fast/ops/avx512_bf16.hpp — the decode (in-place) QK^T and PV kernels for bfloat16 K/V
-// on vdpbf16ps (AVX512_BF16: 32 bf16 products summed pairwise into 16 fp32 lanes per instruction).
+// posenc/attention/fast/x86/avx512_bf16-inl.hpp — the decode (in-place) QK^T and PV kernels for
+// bfloat16 K/V on vdpbf16ps (AVX512_BF16: 32 bf16 products summed pairwise into 16 fp32 lanes per
+// instruction): the bfloat16 dot record's qk, pv and prep_q. NO include guard: fast/x86/avx512.hpp
+// includes it in the AVX-512 region (which enables AVX512_BF16) and namespace kernels::avx512, after
+// tile-inl.hpp.
 //
 // The default for bfloat16 K/V on CPUs with the instruction (fast_attention_options::bf16_dot_products,
 // false for the exact kernels of tile-inl.hpp): the instruction multiplies bf16 by bf16,
@@ -22,39 +25,20 @@
 // (tests/attention/fast_bf16_subnormal_test.cpp; with every |v_j| subnormal the first term alone
 // does not hold). Keys alike: a subnormal q or k element counts as 0, a logit error of at most
 // scale (D + 2) 2^-126 max(1, |q|max), negligible against the 2^-9 A above for any finite q.
-#pragma once
 
-#include <posenc/attention/fast/ops/avx512.hpp>
-#include <posenc/attention/fast/tile_kernels.hpp>
-#include <posenc/core/half.hpp>
+#if defined(POSENC_ATTENTION_OPS_REGION)
 
-#if POSENC_HAS_X86_KERNELS
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
-#include <immintrin.h>
-
-// The AVX-512 target region (it includes AVX512_BF16; closed by end_target.inl).
-#include <posenc/kernels/ops/begin_avx512.inl>
-
-namespace posenc::inline v0::detail {
-inline namespace POSENC_KERNELS_ABI {
-namespace avx512_bf16 {
-
-using avx512::reduce4;
-using avx512::reduce_add;
-
-static inline __m512bh load_bh(const bfloat16* p) {
+static inline __m512bh load_bf16_dot(const bfloat16* p) {
   return (__m512bh)_mm512_loadu_si512(p);
 }
 // 32 floats rounded to bfloat16 in order (cvtne2ps_pbh puts its second operand in the low half).
-static inline __m512bh round_bh(const float* p) {
+static inline __m512bh round_bf16_dot(const float* p) {
   return _mm512_cvtne2ps_pbh(_mm512_loadu_ps(p + 16), _mm512_loadu_ps(p));
 }
 
-// One key row against four (or one) query rows already rounded to bfloat16 (round_q: row r at q[r], D
+// One key row against four (or one) query rows already rounded to bfloat16 (round_q_bf16_dot: row r at q[r], D
 // bfloat16 in D / 2 floats), the kernel object of tile-inl.hpp's token-order traversal qk_by_token.
-struct qk_dot {
+struct qk_bf16_dot {
   const float* const* q;
   int D;
   float scale;
@@ -69,7 +53,7 @@ struct qk_dot {
     for (int i = 0; i < 4; ++i) a[i] = b[i] = _mm512_setzero_ps();
     int d = 0;
     for (; d + 64 <= D; d += 64) {
-      const __m512bh x = load_bh(k + d), y = load_bh(k + d + 32);
+      const __m512bh x = load_bf16_dot(k + d), y = load_bf16_dot(k + d + 32);
 #pragma GCC unroll 4
       for (int i = 0; i < 4; ++i) {
         a[i] = _mm512_dpbf16_ps(a[i], qrow(r + i, d), x);
@@ -77,12 +61,12 @@ struct qk_dot {
       }
     }
     if (d < D) {
-      const __m512bh x = load_bh(k + d);
+      const __m512bh x = load_bf16_dot(k + d);
 #pragma GCC unroll 4
       for (int i = 0; i < 4; ++i) a[i] = _mm512_dpbf16_ps(a[i], qrow(r + i, d), x);
     }
-    reduce4(_mm512_add_ps(a[0], b[0]), _mm512_add_ps(a[1], b[1]), _mm512_add_ps(a[2], b[2]), _mm512_add_ps(a[3], b[3]),
-            scale, out);
+    hsum4(_mm512_add_ps(a[0], b[0]), _mm512_add_ps(a[1], b[1]), _mm512_add_ps(a[2], b[2]), _mm512_add_ps(a[3], b[3]),
+          scale, out);
   }
 
   // Four keys (k + t ks) against the same four query rows, as tile-inl.hpp's qk_widen::rows4x4: each q
@@ -100,7 +84,7 @@ struct qk_dot {
       for (int i = 0; i < 4; ++i) qa[i] = qrow(r + i, d), qb[i] = qrow(r + i, d + 32);
 #pragma GCC unroll 4
       for (int t = 0; t < 4; ++t) {
-        const __m512bh x = load_bh(k + t * ks + d), y = load_bh(k + t * ks + d + 32);
+        const __m512bh x = load_bf16_dot(k + t * ks + d), y = load_bf16_dot(k + t * ks + d + 32);
 #pragma GCC unroll 4
         for (int i = 0; i < 4; ++i) acc[t][i] = _mm512_dpbf16_ps(_mm512_dpbf16_ps(acc[t][i], qa[i], x), qb[i], y);
       }
@@ -108,43 +92,41 @@ struct qk_dot {
     if (d < D) {
 #pragma GCC unroll 4
       for (int t = 0; t < 4; ++t) {
-        const __m512bh x = load_bh(k + t * ks + d);
+        const __m512bh x = load_bf16_dot(k + t * ks + d);
 #pragma GCC unroll 4
         for (int i = 0; i < 4; ++i) acc[t][i] = _mm512_dpbf16_ps(acc[t][i], qrow(r + i, d), x);
       }
     }
 #pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) reduce4(acc[0][i], acc[1][i], acc[2][i], acc[3][i], scale, out + i * os);
+    for (int i = 0; i < 4; ++i) hsum4(acc[0][i], acc[1][i], acc[2][i], acc[3][i], scale, out + i * os);
   }
 
   [[nodiscard]] POSENC_FORCE_INLINE float row1(int r, const bfloat16* k) const {
     __m512 a = _mm512_setzero_ps();
-    for (int d = 0; d < D; d += 32) a = _mm512_dpbf16_ps(a, qrow(r, d), load_bh(k + d));
-    return reduce_add(a) * scale;
+    for (int d = 0; d < D; d += 32) a = _mm512_dpbf16_ps(a, qrow(r, d), load_bf16_dot(k + d));
+    return hsum(a) * scale;
   }
 };
 
-// A query row rounded to bfloat16 for qk_dot (D % 32 == 0; out holds D / 2 floats' worth), once per call
+// A query row rounded to bfloat16 for qk_bf16_dot (D % 32 == 0; out holds D / 2 floats' worth), once per call
 // by the driver into its per-call scratch.
-static inline void round_q(const float* q, int D, float* out) {
-  for (int d = 0; d < D; d += 32) _mm512_storeu_si512(out + d / 2, (__m512i)round_bh(q + d));
+static inline void round_q_bf16_dot(const float* q, int D, float* out) {
+  for (int d = 0; d < D; d += 32) _mm512_storeu_si512(out + d / 2, (__m512i)round_bf16_dot(q + d));
 }
 
-// qk_heads of tile-inl.hpp on vdpbf16ps (same arguments, same traversal; D % 32 == 0), q rows from round_q.
-static inline void qk_heads(const float* const* q, int Rg, int heads, const bfloat16* k, std::ptrdiff_t ks,
-                            std::ptrdiff_t hs, int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
-                            std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes, int k_more) {
-  avx512::qk_by_token(qk_dot{q, D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes, k_more);
+// qk_heads of tile-inl.hpp on vdpbf16ps (same arguments, same traversal; D % 32 == 0), q rows from round_q_bf16_dot.
+static inline void qk_heads_bf16_dot(const qk_in_place& a, const tile_rows<bfloat16>& k) {
+  qk_by_token(qk_bf16_dot{a.q.rows, a.q.dim, a.scale}, a, k);
 }
 
 // NR rows x 64 (G = 2) or 32 (G = 1) columns over keys [0, m): key pairs (j, j + 1) interleaved
 // lane by lane (unpack lo/hi of the two rows), so one vdpbf16ps adds p_j v_j + p_j+1 v_j+1; the
 // accumulators hold the columns of o in unpack order (permuted in at the start, back at the end), so
 // o goes through the pairs in order and a call over keys [0, a) then one over [a, m) (a even) give the
-// bits of one call over [0, m): a paged tile block by block (fast/driver.hpp).
+// bits of one call over [0, m): a paged tile block by block (fast/forward.hpp).
 template <int NR, int G>
-static inline void pv_block(const std::uint32_t* pp, int pps, const bfloat16* v, std::ptrdiff_t vs, int m, float* o,
-                            std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
+static inline void pv_bf16_dot_block(const std::uint32_t* pp, int pps, const bfloat16* v, std::ptrdiff_t vs, int m,
+                                 float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
   const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
   const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
   const __m512i u0 = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);  // inverse
@@ -160,7 +142,7 @@ static inline void pv_block(const std::uint32_t* pp, int pps, const bfloat16* v,
       acc[r][2 * g + 1] = _mm512_permutex2var_ps(lo, u1, hi);
     }
   for (int j = 0; j < m; j += 2) {
-    if (pf != 0) avx512::prefetch_l2(pf + static_cast<std::uintptr_t>(j * pf_step), 2 * pf_step);
+    if (pf != 0) prefetch_l2(pf + static_cast<std::uintptr_t>(j * pf_step), 2 * pf_step);
     __m512bh lo[G], hi[G];
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {
@@ -190,8 +172,8 @@ static inline void pv_block(const std::uint32_t* pp, int pps, const bfloat16* v,
 }
 
 template <int NR>
-static inline void pv_rows(const float* p, std::ptrdiff_t ps, const bfloat16* v, std::ptrdiff_t vs, int n, int Dv,
-                           float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
+static inline void pv_bf16_dot_rows(const float* p, std::ptrdiff_t ps, const bfloat16* v, std::ptrdiff_t vs, int n, int Dv,
+                                float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
   constexpr int chunk = 128;  // keys whose p are rounded at a time (pairs of bf16 in one 32-bit word)
   alignas(64) std::uint32_t pp[NR][chunk / 2];
   for (int j0 = 0; j0 < n; j0 += chunk) {
@@ -209,42 +191,23 @@ static inline void pv_rows(const float* p, std::ptrdiff_t ps, const bfloat16* v,
     int c = 0;
     const std::uintptr_t a = pf != 0 ? pf + static_cast<std::uintptr_t>(j0 * pf_step) : 0;
     for (; c + 64 <= Dv; c += 64)
-      pv_block<NR, 2>(&pp[0][0], chunk / 2, vj + c, vs, m, o + c, os, c == 0 ? a : 0, pf_step);
-    for (; c < Dv; c += 32) pv_block<NR, 1>(&pp[0][0], chunk / 2, vj + c, vs, m, o + c, os, c == 0 ? a : 0, pf_step);
+      pv_bf16_dot_block<NR, 2>(&pp[0][0], chunk / 2, vj + c, vs, m, o + c, os, c == 0 ? a : 0, pf_step);
+    for (; c < Dv; c += 32)
+      pv_bf16_dot_block<NR, 1>(&pp[0][0], chunk / 2, vj + c, vs, m, o + c, os, c == 0 ? a : 0, pf_step);
   }
 }
 
-struct pv_dot_rows {
+struct pv_bf16_dot {
   template <int NR>
   POSENC_FORCE_INLINE void run(const float* p, std::ptrdiff_t ps, const bfloat16* v, std::ptrdiff_t vs, int n, int Dv,
                                float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) const {
-    pv_rows<NR>(p, ps, v, vs, n, Dv, o, os, pf, pf_step);
+    pv_bf16_dot_rows<NR>(p, ps, v, vs, n, Dv, o, os, pf, pf_step);
   }
 };
 
 // pv_heads of tile-inl.hpp on vdpbf16ps (Dv % 32 == 0; same arguments, same traversal).
-static inline void pv_heads(const float* p, std::ptrdiff_t ps, int Rg, int heads, const bfloat16* v, std::ptrdiff_t vs,
-                            std::ptrdiff_t vhs, int n, int Dv, float* o, std::ptrdiff_t os, const void* pf,
-                            std::ptrdiff_t pf_bytes) {
-  avx512::pv_by_head(pv_dot_rows{}, p, ps, Rg, heads, v, vs, vhs, n, Dv, o, os, pf, pf_bytes);
+static inline void pv_heads_bf16_dot(const pv_in_place& a, const tile_rows<bfloat16>& v) {
+  pv_by_head(pv_bf16_dot{}, a, v);
 }
 
-}  // namespace avx512_bf16
-}  // namespace POSENC_KERNELS_ABI
-}  // namespace posenc::inline v0::detail
-#include <posenc/kernels/ops/end_target.inl>
-
-namespace posenc::inline v0::detail {
-inline namespace POSENC_KERNELS_ABI {
-namespace avx512_bf16 {
-/// AVX512_BF16 on this CPU (CPUID.(EAX=7, ECX=1):EAX bit 5); the caller has checked AVX-512 itself.
-/// Asked once per process: CPUID traps to the hypervisor in a VM (two of them cost ~14 us per call,
-/// 10 % of a 512-token decode step, when this was asked per call).
-[[nodiscard]] inline bool cpu_has() noexcept {
-  static const bool has = kernels::detail::has_avx512bf16();
-  return has;
-}
-}  // namespace avx512_bf16
-}  // namespace POSENC_KERNELS_ABI
-}  // namespace posenc::inline v0::detail
-#endif  // POSENC_HAS_X86_KERNELS
+#endif  // POSENC_ATTENTION_OPS_REGION

@@ -1,5 +1,7 @@
-// posenc/attention/fast/ops/avx512_vnni.hpp — the decode (in-place) QK^T kernel for q8_0 keys on
-// vpdpbusd (AVX512_VNNI: 64 u8 x s8 products summed four at a time into 16 int32 lanes per instruction).
+// posenc/attention/fast/x86/avx512_vnni-inl.hpp — the decode (in-place) QK^T kernel for q8_0 keys on
+// vpdpbusd (AVX512_VNNI: 64 u8 x s8 products summed four at a time into 16 int32 lanes per
+// instruction): the q8_0 dot record's qk and prep_q. NO include guard: fast/x86/avx512.hpp includes it
+// in the AVX-512 region (which enables AVX512_VNNI) and namespace kernels::avx512, after tile-inl.hpp.
 //
 // The default for q8_0 keys on CPUs with the instruction (fast_attention_options::q8_0_int8_dot_products;
 // false keeps the widening kernels of fast/q8_0-inl.hpp). The instruction multiplies integers, so each
@@ -20,43 +22,22 @@
 // keep the widening kernel: the probabilities are not quantised. A q row holding Inf or NaN gets a NaN
 // scale, so that row's scores and output are NaN (the float kernel carries the Inf into the products
 // and its softmax may then give finite weights); other rows are not affected.
-#pragma once
 
-#include <posenc/attention/fast/ops/avx512.hpp>
-#include <posenc/attention/fast/tile_kernels.hpp>
-#include <posenc/core/q8_0.hpp>
-#include <posenc/kernels/isa.hpp>
+#if defined(POSENC_ATTENTION_OPS_REGION)
 
-#if POSENC_HAS_X86_KERNELS
-#include <cmath>
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
-#include <immintrin.h>
-#include <limits>
-
-// The AVX-512 target region (it includes AVX512_VNNI; closed by end_target.inl).
-#include <posenc/kernels/ops/begin_avx512.inl>
-
-namespace posenc::inline v0::detail {
-inline namespace POSENC_KERNELS_ABI {
-namespace avx512_vnni {
-
-using avx512::reduce_add;
-
-// A prepared query row (prep_q) in floats, for D values padded to 64 (Dp): Dp int8 quants (Dp / 4
+// A prepared query row (prep_q_q8_dot) in floats, for D values padded to 64 (Dp): Dp int8 quants (Dp / 4
 // floats), Dp / 4 int32 lane starts (-128 times the sum of the lane's four quants), then the scale dq;
 // quants and starts past D are zero.
-[[nodiscard]] constexpr int padded(int D) noexcept {
+[[nodiscard]] constexpr int q8_dot_padded(int D) noexcept {
   return (D + 63) / 64 * 64;
 }
-[[nodiscard]] constexpr int prepared_floats(int D) noexcept {
-  return padded(D) / 2 + 16;
+[[nodiscard]] constexpr int q8_dot_floats(int D) noexcept {
+  return q8_dot_padded(D) / 2 + 16;
 }
 
 // Keys against four (or one) prepared query rows, the kernel object of tile-inl.hpp's token-order
-// traversal qk_by_token (as avx512_bf16::qk_dot).
-struct qk_dot_q8 {
+// traversal qk_by_token (as qk_bf16_dot).
+struct qk_q8_dot {
   const float* const* q;
   int D;
   float scale;
@@ -68,9 +49,9 @@ struct qk_dot_q8 {
   [[nodiscard]] POSENC_FORCE_INLINE qchunk chunk(int r, int c) const {
     const float* p = q[r];
     return {_mm512_loadu_si512(reinterpret_cast<const std::int8_t*>(p) + 64 * c),
-            _mm512_loadu_si512(p + padded(D) / 4 + 16 * c)};
+            _mm512_loadu_si512(p + q8_dot_padded(D) / 4 + 16 * c)};
   }
-  [[nodiscard]] POSENC_FORCE_INLINE float dq(int r) const { return q[r][padded(D) / 2]; }
+  [[nodiscard]] POSENC_FORCE_INLINE float dq(int r) const { return q[r][q8_dot_padded(D) / 2]; }
   // Blocks 2c and 2c + 1 of a key row (Pair; else block 2c alone, the last of D % 64 == 32, in the
   // low lanes, whose high lanes meet zero quants of q): quants made unsigned, and the scales.
   template <bool Pair>
@@ -166,16 +147,16 @@ struct qk_dot_q8 {
       key<false>(k, c, ku, dk);
       a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(x.start, ku, x.qi)), dk, a);
     }
-    return reduce_add(a) * (dq(r) * scale);
+    return hsum(a) * (dq(r) * scale);
   }
 };
 
-// A query row prepared for qk_dot_q8 (D % 32 == 0; out holds prepared_floats(D)), once per call by the
+// A query row prepared for qk_q8_dot (D % 32 == 0; out holds q8_dot_floats(D)), once per call by the
 // driver. q / dq rounds in the current (default: to nearest even) mode, as std::nearbyint.
-static inline void prep_q(const float* q, int D, float* out) {
-  const int Dp = padded(D);
+static inline void prep_q_q8_dot(const float* q, int D, float* out) {
+  const int Dp = q8_dot_padded(D);
   auto* qi = reinterpret_cast<std::int8_t*>(out);
-  std::memset(out, 0, static_cast<std::size_t>(prepared_floats(D)) * sizeof(float));
+  std::memset(out, 0, static_cast<std::size_t>(q8_dot_floats(D)) * sizeof(float));
   __m512 m = _mm512_setzero_ps();
   __mmask16 bad = 0;  // Inf or NaN
   for (int i = 0; i < D; i += 16) {
@@ -198,28 +179,9 @@ static inline void prep_q(const float* q, int D, float* out) {
   out[Dp / 2] = d;
 }
 
-// qk_heads_q8 of q8_0-inl.hpp on vpdpbusd (same arguments, same traversal), q rows from prep_q.
-static inline void qk_heads(const float* const* q, int Rg, int heads, const block_q8_0* k, std::ptrdiff_t ks,
-                            std::ptrdiff_t hs, int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
-                            std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes, int k_more) {
-  avx512::qk_by_token(qk_dot_q8{q, D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes, k_more);
+// qk_heads_q8 of q8_0-inl.hpp on vpdpbusd (same arguments, same traversal), q rows from prep_q_q8_dot.
+static inline void qk_heads_q8_dot(const qk_in_place& a, const tile_rows<block_q8_0>& k) {
+  qk_by_token(qk_q8_dot{a.q.rows, a.q.dim, a.scale}, a, k);
 }
 
-}  // namespace avx512_vnni
-}  // namespace POSENC_KERNELS_ABI
-}  // namespace posenc::inline v0::detail
-#include <posenc/kernels/ops/end_target.inl>
-
-namespace posenc::inline v0::detail {
-inline namespace POSENC_KERNELS_ABI {
-namespace avx512_vnni {
-/// AVX512_VNNI on this CPU, asked once per process (CPUID traps in a VM); the caller has checked
-/// AVX-512 itself.
-[[nodiscard]] inline bool cpu_has() noexcept {
-  static const bool has = kernels::detail::has_avx512vnni();
-  return has;
-}
-}  // namespace avx512_vnni
-}  // namespace POSENC_KERNELS_ABI
-}  // namespace posenc::inline v0::detail
-#endif  // POSENC_HAS_X86_KERNELS
+#endif  // POSENC_ATTENTION_OPS_REGION

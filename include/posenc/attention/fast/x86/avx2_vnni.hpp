@@ -1,22 +1,22 @@
-// posenc/attention/fast/ops/avx2_vnni.hpp — the decode (in-place) QK^T kernel for q8_0 keys on the
-// VEX-encoded vpdpbusd (AVX-VNNI: 32 u8 x s8 products summed four at a time into 8 int32 lanes), for
-// AVX2 CPUs that have the instruction (Intel since Alder Lake, with or without AVX-512; AMD Zen 5).
+// posenc/attention/fast/x86/avx2_vnni.hpp — the q8_0 key products on the VEX-encoded vpdpbusd
+// (AVX-VNNI: 32 u8 x s8 products summed four at a time into 8 int32 lanes), for AVX2 CPUs that have
+// the instruction (Intel since Alder Lake, with or without AVX-512; AMD Zen 5), in the AVX-VNNI region
+// and namespace kernels::avx2_vnni; the AVX2 target (fast/x86/avx2.hpp) drives it from its traversal.
 //
-// fast/ops/avx512_vnni.hpp at half the width: the same quantisation of each query row (one scale per
-// row, dq = max|q| / 127 in fp32, quants rounded to nearest, ties to even), so the same bound
+// fast/x86/avx512_vnni-inl.hpp at half the width: the same quantisation of each query row (one scale
+// per row, dq = max|q| / 127 in fp32, quants rounded to nearest, ties to even), so the same bound
 // (docs/attention.md, "Integer key products"); only the order of the fp32 sums differs. One 256-bit
 // vector is one key block: four query rows' int32 lanes are folded per block, converted once and
 // scaled by the block's dk with one FMA. Keys are made unsigned (an XOR of the sign bit) and each lane
 // starts from -128 times the sum of its four query quants, prepared with q. The kernel methods are
-// called, not inlined, from the AVX2 traversal (avx2::qk_by_token): the AVX2 region is compiled
-// without AVX-VNNI, so that no AVX2 code can contain it. Values (PV) keep the widening kernel; CPUs
-// without AVX-VNNI keep the widening key kernel.
+// called, not inlined, from the AVX2 traversal (qk_by_token): the AVX2 region is compiled without
+// AVX-VNNI, so that no AVX2 code can contain it. Values (PV) keep the widening kernel; CPUs without
+// AVX-VNNI keep the widening key kernel.
 #pragma once
 
-#include <posenc/attention/fast/ops/avx2.hpp>
-#include <posenc/attention/fast/tile_kernels.hpp>
 #include <posenc/core/q8_0.hpp>
 #include <posenc/kernels/isa.hpp>
+#include <posenc/kernels/ops/avx2.hpp>
 
 #if POSENC_HAS_X86_KERNELS
 #include <cstddef>
@@ -27,7 +27,7 @@
 
 #include <posenc/kernels/ops/begin_avx2_vnni.inl>
 
-namespace posenc::inline v0::detail {
+namespace posenc::inline v0::kernels {
 inline namespace POSENC_KERNELS_ABI {
 namespace avx2_vnni {
 
@@ -37,7 +37,8 @@ namespace avx2_vnni {
   return D / 2 + 8;
 }
 
-// Keys against four (or one) prepared query rows, the kernel object of the AVX2 traversal qk_by_token.
+// Keys against four (or one) prepared query rows, the kernel object of the AVX2 traversal qk_by_token
+// (fast/x86/avx2.hpp: qk_heads_q8_dot).
 struct qk_dot_q8 {
   const float* const* q;
   int D;
@@ -108,7 +109,7 @@ struct qk_dot_q8 {
       a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_dpbusd_avx_epi32(x.start, ku, x.qi)),
                           _mm256_set1_ps(_cvtsh_ss(k[b].d.bits)), a);
     }
-    return avx2::reduce_add(a) * (dq(r) * scale);
+    return avx2::hsum(a) * (dq(r) * scale);
   }
 };
 
@@ -125,7 +126,7 @@ static inline void prep_q(const float* q, int D, float* out) {
     bad = _mm256_or_ps(bad, _mm256_cmp_ps(a, _mm256_set1_ps(std::numeric_limits<float>::infinity()), _CMP_NLT_UQ));
   }
   const bool finite = _mm256_movemask_ps(bad) == 0;
-  const float d = finite ? avx2::reduce_max(m) / 127.0f : std::numeric_limits<float>::quiet_NaN();
+  const float d = finite ? avx2::hmax(m) / 127.0f : std::numeric_limits<float>::quiet_NaN();
   if (finite && d > 0)
     for (int i = 0; i < D; i += 32) {
       __m256i n[4];
@@ -149,28 +150,6 @@ static inline void prep_q(const float* q, int D, float* out) {
 
 }  // namespace avx2_vnni
 }  // namespace POSENC_KERNELS_ABI
-}  // namespace posenc::inline v0::detail
+}  // namespace posenc::inline v0::kernels
 #include <posenc/kernels/ops/end_target.inl>
-
-namespace posenc::inline v0::detail {
-inline namespace POSENC_KERNELS_ABI {
-namespace avx2_vnni {
-// qk_heads_q8 of q8_0-inl.hpp on vpdpbusd (same arguments, same traversal), q rows from prep_q; in the
-// AVX2 region, which calls the kernel methods above.
-#include <posenc/kernels/ops/begin_avx2.inl>
-static inline void qk_heads(const float* const* q, int Rg, int heads, const block_q8_0* k, std::ptrdiff_t ks,
-                            std::ptrdiff_t hs, int n, int D, float scale, float* s, std::ptrdiff_t ss, const void* pv,
-                            std::ptrdiff_t pv_ts, std::ptrdiff_t pv_hs, std::ptrdiff_t pv_bytes, int k_more) {
-  avx2::qk_by_token(qk_dot_q8{q, D, scale}, Rg, heads, k, ks, hs, n, s, ss, pv, pv_ts, pv_hs, pv_bytes, k_more);
-}
-#include <posenc/kernels/ops/end_target.inl>
-
-/// AVX-VNNI on this CPU, asked once per process (CPUID traps in a VM); the caller has checked AVX2.
-[[nodiscard]] inline bool cpu_has() noexcept {
-  static const bool has = kernels::detail::has_avx_vnni();
-  return has;
-}
-}  // namespace avx2_vnni
-}  // namespace POSENC_KERNELS_ABI
-}  // namespace posenc::inline v0::detail
 #endif  // POSENC_HAS_X86_KERNELS
