@@ -207,147 +207,189 @@ inline void print_layers(const posenc::layered_config& lc, const std::vector<int
   }
 }
 
-inline void run_rope(const arguments& a, std::ostream& out) {
+/// What `posenc rope` reports of a config: its RoPE, the frequencies at the asked length (against the
+/// unscaled ones), the angles at the asked positions and the per-layer schedule.
+struct rope_report {
+  posenc::model_config m;                        // the layered loader's base when it applies
+  std::optional<posenc::layered_config> layers;  // the per-layer schedule, where the config has one
+  std::optional<std::int64_t> L;                 // the length the frequencies are taken at
+  bool length_dependent = false;
+  posenc::rope_frequencies f;
+  std::vector<double> inv_freq, w0, wavelength, unscaled, ratio;
+  std::vector<std::int64_t> positions;
+  std::vector<std::vector<double>> cos, sin;  // [position][pair], M included
+  std::vector<int> streams;                   // mRoPE pair streams (empty without)
+  [[nodiscard]] int rotary_dim() const { return static_cast<int>(2 * inv_freq.size()); }
+  [[nodiscard]] const posenc::rope_config& rc() const { return *m.rope; }
+  [[nodiscard]] const std::vector<std::string>& warnings() const { return layers ? layers->warnings : m.warnings; }
+};
+
+/// The config's RoPE, checked (config_error when it has none or it is invalid), and its schedule.
+inline rope_report load_rope_report(const arguments& a) {
   using namespace posenc;
+  rope_report r;
   const model_config m0 = load_model(a.config, a.generic);
-  const std::optional<layered_config> layers = load_layers(a.config, a.generic);
-  const model_config& m = layers ? layers->base : m0;  // the layered loader knows Llama 4's pair layout
-  if (!m.rope) {
-    std::string why = m.alibi ? "it uses ALiBi (try: posenc alibi)"
-                      : m.t5  ? "it uses T5 relative buckets (try: posenc t5)"
-                              : "no rotary keys found";
+  r.layers = load_layers(a.config, a.generic);
+  r.m = r.layers ? r.layers->base : m0;  // the layered loader knows Llama 4's pair layout
+  if (!r.m.rope) {
+    std::string why = r.m.alibi ? "it uses ALiBi (try: posenc alibi)"
+                      : r.m.t5  ? "it uses T5 relative buckets (try: posenc t5)"
+                                : "no rotary keys found";
     throw config_error(a.config, "this model has no rotary position embedding: " + why);
   }
-  if (m.rope->head_dim > 65536)  // the inspector prints every pair; no real head is this wide
-    throw config_error("head_dim", std::to_string(m.rope->head_dim), "at most 65536 for posenc rope");
-  rope_config cfg = *m.rope;
+  if (r.m.rope->head_dim > 65536)  // the inspector prints every pair; no real head is this wide
+    throw config_error("head_dim", std::to_string(r.m.rope->head_dim), "at most 65536 for posenc rope");
+  rope_config cfg = *r.m.rope;
   if (a.reference_fp32()) cfg.angles = angle_mode::reference_fp32;  // HF's float32 inv_freq where it is defined
   const rope_schedule sched(cfg);                                   // validates (config_error naming the parameter)
-  rope_config plain_cfg = *m.rope;
+  rope_config plain_cfg = *r.m.rope;
   plain_cfg.scaling = default_scaling{};
   const rope_schedule plain(plain_cfg);
-
-  std::optional<std::int64_t> L = a.seq_len;
-  if (!L && a.positions && sched.length_dependent()) L = rope_schedule::effective_length(*a.positions);
-  const rope_frequencies f = L ? sched.at(*L) : sched.base();
-  const auto& w0 = plain.base().inv_freq;
-  std::vector<double> inv_freq = f.inv_freq;
+  r.L = a.seq_len;
+  if (!r.L && a.positions && sched.length_dependent()) r.L = rope_schedule::effective_length(*a.positions);
+  r.length_dependent = sched.length_dependent();
+  r.f = r.L ? sched.at(*r.L) : sched.base();
+  r.w0 = plain.base().inv_freq;
+  r.inv_freq = r.f.inv_freq;
   if (a.reference_fp32())
-    for (double& w : inv_freq) w = static_cast<double>(static_cast<float>(w));
-  const std::size_t P = inv_freq.size();
-  std::vector<double> wavelength(P), unscaled(P), ratio(P);
+    for (double& w : r.inv_freq) w = static_cast<double>(static_cast<float>(w));
+  const std::size_t P = r.inv_freq.size();
+  r.wavelength.resize(P), r.unscaled.resize(P), r.ratio.resize(P);
   for (std::size_t k = 0; k < P; ++k) {
-    wavelength[k] = 2 * std::numbers::pi / inv_freq[k];
-    unscaled[k] = 2 * std::numbers::pi / w0[k];
-    ratio[k] = w0[k] > 0 ? w0[k] / inv_freq[k] : std::nan("");
+    r.wavelength[k] = 2 * std::numbers::pi / r.inv_freq[k];
+    r.unscaled[k] = 2 * std::numbers::pi / r.w0[k];
+    r.ratio[k] = r.w0[k] > 0 ? r.w0[k] / r.inv_freq[k] : std::nan("");
   }
+  if (r.layers && r.layers->mrope)
+    for (auto st : mrope_pair_streams(r.layers->mrope->section, r.layers->mrope->layout, static_cast<int>(P)))
+      r.streams.push_back(st);
+  return r;
+}
 
-  std::vector<std::int64_t> positions = a.positions.value_or(std::vector<std::int64_t>{0, 1});
-  if (!a.positions && a.seq_len && *a.seq_len > 2) positions.push_back(*a.seq_len - 1);
-  std::vector<std::vector<double>> cos(positions.size(), std::vector<double>(P)), sin = cos;
-  for (std::size_t t = 0; t < positions.size(); ++t) {
+/// The angles (cos, sin with M) at the asked positions (default 0, 1 and seq_len - 1).
+inline void rope_angles(const arguments& a, rope_report& r) {
+  using namespace posenc;
+  const std::size_t P = r.inv_freq.size();
+  r.positions = a.positions.value_or(std::vector<std::int64_t>{0, 1});
+  if (!a.positions && a.seq_len && *a.seq_len > 2) r.positions.push_back(*a.seq_len - 1);
+  r.cos.assign(r.positions.size(), std::vector<double>(P));
+  r.sin = r.cos;
+  for (std::size_t t = 0; t < r.positions.size(); ++t) {
     if (a.reference_fp32()) {
-      const auto M = static_cast<float>(f.attention_scaling);
+      const auto M = static_cast<float>(r.f.attention_scaling);
       for (std::size_t k = 0; k < P; ++k) {
-        float s = 0, c = 0;
-        posenc::detail::sincos_reference_fp32(positions[t], static_cast<float>(inv_freq[k]), s, c);
-        cos[t][k] = static_cast<double>(c * M);
-        sin[t][k] = static_cast<double>(s * M);
+        float sv = 0, cv = 0;
+        posenc::detail::sincos_reference_fp32(r.positions[t], static_cast<float>(r.inv_freq[k]), sv, cv);
+        r.cos[t][k] = static_cast<double>(cv * M);
+        r.sin[t][k] = static_cast<double>(sv * M);
       }
     } else {
-      kernels::compute_angles<double>(inv_freq.data(), static_cast<int>(P), &positions[t], 1, f.attention_scaling,
-                                      cos[t].data(), sin[t].data(), static_cast<std::ptrdiff_t>(P));
+      kernels::compute_angles<double>(r.inv_freq.data(), static_cast<int>(P), &r.positions[t], 1, r.f.attention_scaling,
+                                      r.cos[t].data(), r.sin[t].data(), static_cast<std::ptrdiff_t>(P));
     }
   }
+}
 
-  const rope_config& rc = *m.rope;
-  const int rotary_dim = static_cast<int>(2 * P);
-  std::vector<int> streams;
-  if (layers && layers->mrope)
-    for (auto s : mrope_pair_streams(layers->mrope->section, layers->mrope->layout, static_cast<int>(P)))
-      streams.push_back(s);
-  // the layered loader resolves the per-layer keys the single-RoPE loader warns about
-  const std::vector<std::string>& warnings = layers ? layers->warnings : m.warnings;
-  if (a.streams_plot && streams.empty())
-    throw config_error("--streams-plot", a.config,
-                       "a model with mRoPE sections (mrope_section / rope.dimension_sections)");
-  if (a.json) {
-    out << "{\n  \"source\": " << jstr(a.config) << ",\n  \"format\": " << jstr(m.format)
-        << ",\n  \"model_type\": " << jstr(m.model_type) << ",\n  \"rope_type\": " << jstr(m.rope_type)
-        << ",\n  \"head_dim\": " << rc.head_dim << ",\n  \"rotary_dim\": " << rotary_dim
-        << ",\n  \"rotary_offset\": " << rc.rotary_offset << ",\n  \"layout\": " << jstr(layout_name(rc.layout))
-        << ",\n  \"partial_mode\": " << jstr(rc.partial_mode == partial_rotary_mode::prefix ? "prefix" : "proportional")
-        << ",\n  \"theta\": " << fmt(rc.theta, true)
-        << ",\n  \"angle_mode\": " << jstr(a.reference_fp32() ? "reference_fp32" : "exact")
-        << ",\n  \"seq_len\": " << (L ? std::to_string(*L) : "null")
-        << ",\n  \"length_dependent\": " << (sched.length_dependent() ? "true" : "false")
-        << ",\n  \"inv_freq\": " << jlist(inv_freq) << ",\n  \"inv_freq_unscaled\": " << jlist(w0)
-        << ",\n  \"wavelength\": " << jlist(wavelength) << ",\n  \"wavelength_ratio\": " << jlist(ratio)
-        << ",\n  \"attention_scaling\": " << fmt(f.attention_scaling, true)
-        << ",\n  \"softmax_scale_multiplier\": " << fmt(f.softmax_scale_multiplier, true)
-        << ",\n  \"positions\": " << jlist(positions) << ",\n  \"cos\": " << jrows(cos)
-        << ",\n  \"sin\": " << jrows(sin) << ",\n  \"warnings\": " << jlist(warnings);
-    if (layers) print_layers(*layers, streams, true, out);
-    out << "\n}\n";
-  } else {
-    out << "posenc rope — " << a.config << " (" << m.format << (m.model_type.empty() ? "" : ", " + m.model_type)
-        << ")\n";
-    out << "  rope_type                 " << m.rope_type;
-    if (const auto d = describe(rc.scaling); !d.empty()) out << " (" << d << ")";
-    out << "\n  head_dim                  " << rc.head_dim << "\n  rotary_dim                " << rotary_dim
-        << (rc.partial_mode == partial_rotary_mode::proportional ? " (proportional)" : "")
-        << (rc.rotary_offset ? ", offset " + std::to_string(rc.rotary_offset) : "") << "\n  layout                    "
-        << layout_name(rc.layout) << "\n  theta                     " << fmt(rc.theta)
-        << "\n  seq_len                   "
-        << (L ? std::to_string(*L) : std::string(sched.length_dependent() ? "(base: lengths <= L0)" : "(any)"))
-        << (sched.length_dependent() ? "  [frequencies depend on the length]" : "") << "\n  attention_scaling         "
-        << fmt(f.attention_scaling) << "   (magnitude M on cos and sin)"
-        << "\n  softmax_scale_multiplier  " << fmt(f.softmax_scale_multiplier) << "\n  angle_mode                "
-        << (a.reference_fp32() ? "reference_fp32" : "exact") << "\n";
-    for (const auto& w : warnings) out << "  warning: " << w << "\n";
-    out << "\n"
-        << pad("pair", 5) << pad("inv_freq", 26) << pad("wavelength", 26) << pad("unscaled wavelength", 26)
-        << pad("ratio", 24) << "\n";
+inline void print_rope_json(const arguments& a, const rope_report& r, std::ostream& out) {
+  using namespace posenc;
+  out << "{\n  \"source\": " << jstr(a.config) << ",\n  \"format\": " << jstr(r.m.format)
+      << ",\n  \"model_type\": " << jstr(r.m.model_type) << ",\n  \"rope_type\": " << jstr(r.m.rope_type)
+      << ",\n  \"head_dim\": " << r.rc().head_dim << ",\n  \"rotary_dim\": " << r.rotary_dim()
+      << ",\n  \"rotary_offset\": " << r.rc().rotary_offset << ",\n  \"layout\": " << jstr(layout_name(r.rc().layout))
+      << ",\n  \"partial_mode\": "
+      << jstr(r.rc().partial_mode == partial_rotary_mode::prefix ? "prefix" : "proportional")
+      << ",\n  \"theta\": " << fmt(r.rc().theta, true)
+      << ",\n  \"angle_mode\": " << jstr(a.reference_fp32() ? "reference_fp32" : "exact")
+      << ",\n  \"seq_len\": " << (r.L ? std::to_string(*r.L) : "null")
+      << ",\n  \"length_dependent\": " << (r.length_dependent ? "true" : "false")
+      << ",\n  \"inv_freq\": " << jlist(r.inv_freq) << ",\n  \"inv_freq_unscaled\": " << jlist(r.w0)
+      << ",\n  \"wavelength\": " << jlist(r.wavelength) << ",\n  \"wavelength_ratio\": " << jlist(r.ratio)
+      << ",\n  \"attention_scaling\": " << fmt(r.f.attention_scaling, true)
+      << ",\n  \"softmax_scale_multiplier\": " << fmt(r.f.softmax_scale_multiplier, true)
+      << ",\n  \"positions\": " << jlist(r.positions) << ",\n  \"cos\": " << jrows(r.cos)
+      << ",\n  \"sin\": " << jrows(r.sin) << ",\n  \"warnings\": " << jlist(r.warnings());
+  if (r.layers) print_layers(*r.layers, r.streams, true, out);
+  out << "\n}\n";
+}
+
+inline void print_rope_text(const arguments& a, const rope_report& r, std::ostream& out) {
+  using namespace posenc;
+  const std::size_t P = r.inv_freq.size();
+  out << "posenc rope — " << a.config << " (" << r.m.format << (r.m.model_type.empty() ? "" : ", " + r.m.model_type)
+      << ")\n";
+  out << "  rope_type                 " << r.m.rope_type;
+  if (const auto d = describe(r.rc().scaling); !d.empty()) out << " (" << d << ")";
+  out << "\n  head_dim                  " << r.rc().head_dim << "\n  rotary_dim                " << r.rotary_dim()
+      << (r.rc().partial_mode == partial_rotary_mode::proportional ? " (proportional)" : "")
+      << (r.rc().rotary_offset ? ", offset " + std::to_string(r.rc().rotary_offset) : "")
+      << "\n  layout                    " << layout_name(r.rc().layout) << "\n  theta                     "
+      << fmt(r.rc().theta) << "\n  seq_len                   "
+      << (r.L ? std::to_string(*r.L) : std::string(r.length_dependent ? "(base: lengths <= L0)" : "(any)"))
+      << (r.length_dependent ? "  [frequencies depend on the length]" : "") << "\n  attention_scaling         "
+      << fmt(r.f.attention_scaling) << "   (magnitude M on cos and sin)"
+      << "\n  softmax_scale_multiplier  " << fmt(r.f.softmax_scale_multiplier) << "\n  angle_mode                "
+      << (a.reference_fp32() ? "reference_fp32" : "exact") << "\n";
+  for (const auto& w : r.warnings()) out << "  warning: " << w << "\n";
+  out << "\n"
+      << pad("pair", 5) << pad("inv_freq", 26) << pad("wavelength", 26) << pad("unscaled wavelength", 26)
+      << pad("ratio", 24) << "\n";
+  for (std::size_t k = 0; k < P; ++k)
+    out << pad(std::to_string(k), 5) << pad(fmt(r.inv_freq[k]), 26) << pad(fmt(r.wavelength[k]), 26)
+        << pad(fmt(r.unscaled[k]), 26) << pad(fmt(r.ratio[k]), 24) << "\n";
+  for (std::size_t t = 0; t < r.positions.size(); ++t) {
+    out << "\nposition " << r.positions[t] << " (M included)\n"
+        << pad("pair", 5) << pad("cos", 26) << pad("sin", 26) << "\n";
     for (std::size_t k = 0; k < P; ++k)
-      out << pad(std::to_string(k), 5) << pad(fmt(inv_freq[k]), 26) << pad(fmt(wavelength[k]), 26)
-          << pad(fmt(unscaled[k]), 26) << pad(fmt(ratio[k]), 24) << "\n";
-    for (std::size_t t = 0; t < positions.size(); ++t) {
-      out << "\nposition " << positions[t] << " (M included)\n"
-          << pad("pair", 5) << pad("cos", 26) << pad("sin", 26) << "\n";
-      for (std::size_t k = 0; k < P; ++k)
-        out << pad(std::to_string(k), 5) << pad(fmt(cos[t][k]), 26) << pad(fmt(sin[t][k]), 26) << "\n";
-    }
-    if (layers) print_layers(*layers, streams, false, out);
+      out << pad(std::to_string(k), 5) << pad(fmt(r.cos[t][k]), 26) << pad(fmt(r.sin[t][k]), 26) << "\n";
   }
+  if (r.layers) print_layers(*r.layers, r.streams, false, out);
+}
+
+/// The plots `posenc rope` was asked for: mRoPE pair streams, wavelengths against the unscaled ones.
+inline void save_rope_plots(const arguments& a, const rope_report& r) {
+  using namespace posenc;
   if (a.streams_plot) {
-    const std::string name = m.model_type.empty() ? a.config : m.model_type;
-    const auto& ms = *layers->mrope;
-    save_plot(
-        svg::pair_streams("mRoPE pair streams — " + name,
-                          std::string(ms.layout == mrope_layout::interleaved ? "interleaved" : "contiguous") +
-                              " sections [t " + std::to_string(ms.section[0]) + ", h " + std::to_string(ms.section[1]) +
-                              ", w " + std::to_string(ms.section[2]) + "], rotary_dim " + std::to_string(rotary_dim),
-                          streams, wavelength),
-        *a.streams_plot);
+    const std::string name = r.m.model_type.empty() ? a.config : r.m.model_type;
+    const auto& ms = *r.layers->mrope;
+    save_plot(svg::pair_streams("mRoPE pair streams — " + name,
+                                std::string(ms.layout == mrope_layout::interleaved ? "interleaved" : "contiguous") +
+                                    " sections [t " + std::to_string(ms.section[0]) + ", h " +
+                                    std::to_string(ms.section[1]) + ", w " + std::to_string(ms.section[2]) +
+                                    "], rotary_dim " + std::to_string(r.rotary_dim()),
+                                r.streams, r.wavelength),
+              *a.streams_plot);
   }
 
   if (a.plot) {
     std::vector<svg::hline> refs;
-    if (auto l0 = original_length(rc.scaling))
+    if (auto l0 = original_length(r.rc().scaling))
       refs.push_back({"original context L0 = " + std::to_string(*l0), static_cast<double>(*l0), "#c0392b"});
-    if (m.max_position_embeddings)
-      refs.push_back({"max_position_embeddings = " + std::to_string(*m.max_position_embeddings),
-                      static_cast<double>(*m.max_position_embeddings), "#7f8c8d"});
-    if (L) refs.push_back({"seq_len = " + std::to_string(*L), static_cast<double>(*L), "#8e44ad"});
-    const std::string name = m.model_type.empty() ? a.config : m.model_type;
-    save_plot(svg::log_line_chart("RoPE wavelength per pair — " + name + " (" + m.rope_type + ")",
-                                  "pair index k (rotary_dim = " + std::to_string(rotary_dim) + ")",
+    if (r.m.max_position_embeddings)
+      refs.push_back({"max_position_embeddings = " + std::to_string(*r.m.max_position_embeddings),
+                      static_cast<double>(*r.m.max_position_embeddings), "#7f8c8d"});
+    if (r.L) refs.push_back({"seq_len = " + std::to_string(*r.L), static_cast<double>(*r.L), "#8e44ad"});
+    const std::string name = r.m.model_type.empty() ? a.config : r.m.model_type;
+    save_plot(svg::log_line_chart("RoPE wavelength per pair — " + name + " (" + r.m.rope_type + ")",
+                                  "pair index k (rotary_dim = " + std::to_string(r.rotary_dim()) + ")",
                                   "wavelength 2π / w_k (positions, log scale)",
-                                  {{"unscaled theta^(-2k/R)", unscaled, "#95a5a6", true},
-                                   {"scaled (" + m.rope_type + ")", wavelength, "#2471a3", false}},
+                                  {{"unscaled theta^(-2k/R)", r.unscaled, "#95a5a6", true},
+                                   {"scaled (" + r.m.rope_type + ")", r.wavelength, "#2471a3", false}},
                                   refs),
               *a.plot);
   }
+}
+
+inline void run_rope(const arguments& a, std::ostream& out) {
+  rope_report r = load_rope_report(a);
+  rope_angles(a, r);
+  if (a.streams_plot && r.streams.empty())
+    throw posenc::config_error("--streams-plot", a.config,
+                               "a model with mRoPE sections (mrope_section / rope.dimension_sections)");
+  if (a.json)
+    print_rope_json(a, r, out);
+  else
+    print_rope_text(a, r, out);
+  save_rope_plots(a, r);
 }
 
 // --------------------------------------------------------------------------------------------- alibi

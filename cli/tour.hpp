@@ -182,42 +182,25 @@ inline std::string pct(double v) {
   return b;
 }
 
-}  // namespace tour_detail
+/// One row of the tour's table.
+struct tour_row {
+  std::string name, hook, params, at_l, at_4l;
+};
 
-/// The README demo. Writes the report to `out`, progress to `err`, plots into a.out_dir.
-inline void run_tour(const arguments& a, std::ostream& out, std::ostream& err) {
+/// Every encoder through the reference attention on the built-in example: its table row and its
+/// weight map (head 0).
+inline void encoder_rows(std::ostream& err, std::vector<tour_row>& rows, std::vector<svg::panel>& panels) {
   using namespace posenc;
-  namespace td = tour_detail;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(a.out_dir, ec);
-  if (ec || !fs::is_directory(a.out_dir)) throw config_error("--out", a.out_dir + ": cannot create directory");
-  const std::string dir = a.out_dir + "/";
-
-  out << "posenc tour — every encoder through the reference attention\n"
-      << "  built-in model: " << td::heads << " heads x " << td::head_dim << " dims (d_model " << td::d_model
-      << "), causal, trained length L = " << td::train_len << "; pseudo-random tokens and projections\n"
-      << "  local = mean attention mass on the " << td::window
-      << " most recent keys (later half of the queries); uniform attention gives about "
-      << td::pct(static_cast<double>(td::window) / (0.75 * static_cast<double>(td::train_len))) << " at L and "
-      << td::pct(static_cast<double>(td::window) / (3.0 * static_cast<double>(td::train_len))) << " at 4L\n\n";
-
-  const td::example ex;
-  struct row {
-    std::string name, hook, params, at_l, at_4l;
-  };
-  std::vector<row> rows;
-  std::vector<svg::panel> panels;
-  const std::int64_t L = td::train_len, L4 = 4 * td::train_len;
-
+  const example ex;
+  const std::int64_t L = train_len, L4 = 4 * train_len;
   auto run = [&](const std::string& name, const auto& enc, const std::string& params, std::optional<double> scale) {
     using E = std::decay_t<decltype(enc)>;
-    td::progress p(err, "attention with " + name);
-    row r{name, td::hooks_text(hooks_of<E>), params, "", ""};
-    const auto w = td::attention_weights(ex, enc, L, scale);
-    r.at_l = td::pct(td::local_mass(w, L));
+    progress p(err, "attention with " + name);
+    tour_row r{name, hooks_text(hooks_of<E>), params, "", ""};
+    const auto w = attention_weights(ex, enc, L, scale);
+    r.at_l = pct(local_mass(w, L));
     try {
-      r.at_4l = td::pct(td::local_mass(td::attention_weights(ex, enc, L4, scale), L4));
+      r.at_4l = pct(local_mass(attention_weights(ex, enc, L4, scale), L4));
     } catch (const config_error& e) {
       r.at_4l = "n/a (beyond table)";
     }
@@ -227,41 +210,189 @@ inline void run_tour(const arguments& a, std::ostream& out, std::ostream& err) {
     panels.push_back(std::move(pn));
     rows.push_back(std::move(r));
   };
-
   run("none (NoPE)", no_position{}, "-", std::nullopt);
-  const sinusoidal sin_enc(sinusoidal_config::distilbert(td::d_model));
+  const sinusoidal sin_enc(sinusoidal_config::distilbert(d_model));
   run("sinusoidal", sin_enc, "d_model 128, interleaved, base 10000", std::nullopt);
-  std::vector<double> table(static_cast<std::size_t>(L * td::d_model));
-  for (std::size_t i = 0; i < table.size(); ++i) table[i] = 0.5 * td::noise(4'000'000 + i);
-  const learned_absolute learned({.max_len = L, .model_dim = td::d_model}, std::span<const double>(table));
+  std::vector<double> table(static_cast<std::size_t>(L * d_model));
+  for (std::size_t i = 0; i < table.size(); ++i) table[i] = 0.5 * noise(4'000'000 + i);
+  const learned_absolute learned({.max_len = L, .model_dim = d_model}, std::span<const double>(table));
   run("learned absolute", learned, "table 64 x 128 (random), error beyond it", std::nullopt);
-  const rope rope_plain(rope_config{.head_dim = td::head_dim, .theta = 10000});
+  const rope rope_plain(rope_config{.head_dim = head_dim, .theta = 10000});
   run("RoPE", rope_plain, "theta 10000, half-split, R = 32", std::nullopt);
   const rope rope_yarn(rope_config{
-      .head_dim = td::head_dim, .theta = 10000, .scaling = yarn_scaling{.factor = 4, .original_max_position = L}});
+      .head_dim = head_dim, .theta = 10000, .scaling = yarn_scaling{.factor = 4, .original_max_position = L}});
   run("RoPE + YaRN", rope_yarn, "factor 4, L0 64, beta 32/1, M " + fmt(rope_yarn.base_frequencies().attention_scaling),
       std::nullopt);
-  const xpos xpos_enc(xpos_config{.head_dim = td::head_dim});
+  const xpos xpos_enc(xpos_config{.head_dim = head_dim});
   run("xPos", xpos_enc, "gamma 0.4, scale_base 512, interleaved, centre 0", std::nullopt);
-  const alibi alibi_enc(alibi_config{.num_heads = td::heads});
+  const alibi alibi_enc(alibi_config{.num_heads = heads});
   run("ALiBi", alibi_enc, "slopes 1/4 1/16 1/64 1/256, symmetric", std::nullopt);
   run("RoPE + ALiBi", combine(rope_plain, alibi_enc), "combined<rope, alibi>", std::nullopt);
-  std::vector<double> t5_table(static_cast<std::size_t>(32 * td::heads));
+  std::vector<double> t5_table(static_cast<std::size_t>(32 * heads));
   for (std::size_t b = 0; b < 32; ++b)
-    for (std::size_t h = 0; h < static_cast<std::size_t>(td::heads); ++h)
-      t5_table[b * td::heads + h] = -0.12 * static_cast<double>(b) * static_cast<double>(h + 1);
+    for (std::size_t h = 0; h < static_cast<std::size_t>(heads); ++h)
+      t5_table[b * heads + h] = -0.12 * static_cast<double>(b) * static_cast<double>(h + 1);
   const t5_bias t5_enc(
-      t5_bias_config{.num_buckets = 32, .max_distance = 128, .bidirectional = false, .num_heads = td::heads}, t5_table);
+      t5_bias_config{.num_buckets = 32, .max_distance = 128, .bidirectional = false, .num_heads = heads}, t5_table);
   run("T5 bias", t5_enc, "32 buckets, max_distance 128, causal, table -0.12*b*(h+1), scale 1", 1.0);
-  const auto shaw_cfg = shaw_relative_config::symmetric(16, td::head_dim);
-  std::vector<double> rk(static_cast<std::size_t>(33 * td::head_dim)), rv(rk.size());
+  const auto shaw_cfg = shaw_relative_config::symmetric(16, head_dim);
+  std::vector<double> rk(static_cast<std::size_t>(33 * head_dim)), rv(rk.size());
   for (std::size_t i = 0; i < rk.size(); ++i) {
-    rk[i] = 0.3 * td::noise(5'000'000 + i);
-    rv[i] = 0.3 * td::noise(6'000'000 + i);
+    rk[i] = 0.3 * noise(5'000'000 + i);
+    rv[i] = 0.3 * noise(6'000'000 + i);
   }
   const shaw_relative shaw(shaw_cfg, rk, rv);
   run("Shaw relative", shaw, "k_max 16, random tables, shared heads", std::nullopt);
+}
 
+/// RoPE relative invariance: <R(a)q, R(b)k> depends on b - a only, checked up to position 1e9.
+inline void rope_invariance(std::ostream& out, std::ostream& err) {
+  using namespace posenc;
+  progress p(err, "RoPE relative-invariance check");
+  const std::ptrdiff_t D = 128;
+  const rope r(rope_config{.head_dim = static_cast<int>(D), .theta = 500000});
+  std::vector<double> q0(D), k0(D);
+  for (std::ptrdiff_t i = 0; i < D; ++i) {
+    q0[static_cast<std::size_t>(i)] = noise(7'000'000 + static_cast<std::uint64_t>(i));
+    k0[static_cast<std::size_t>(i)] = noise(8'000'000 + static_cast<std::uint64_t>(i));
+  }
+  auto score = [&](std::int64_t pq, std::int64_t pk) {
+    std::vector<double> q = q0, k = k0;
+    const std::int64_t pa[] = {pq}, pb[] = {pk};
+    r.transform_q(tensor_view<double>::thd(q.data(), 1, 1, D), pa);
+    r.transform_k(tensor_view<double>::thd(k.data(), 1, 1, D), pb);
+    double s = 0;
+    for (std::ptrdiff_t i = 0; i < D; ++i) s += q[static_cast<std::size_t>(i)] * k[static_cast<std::size_t>(i)];
+    return s;
+  };
+  double worst = 0, scale = 0;
+  std::int64_t worst_pos = 0;
+  int n = 0;
+  for (std::int64_t p0 : {0LL, 7LL, 100LL, 4095LL})
+    for (std::int64_t d : {0LL, 1LL, 13LL, 500LL})
+      for (std::int64_t t : {1LL, 1000LL, 65536LL, 1000000LL, 1000000000LL}) {
+        const double s0 = score(p0, p0 + d), s1 = score(p0 + t, p0 + d + t);
+        scale = std::max(scale, std::fabs(s0));
+        if (std::fabs(s1 - s0) > worst) worst = std::fabs(s1 - s0), worst_pos = p0 + d + t;
+        ++n;
+      }
+  out << "\nRoPE relative invariance (head_dim 128, theta 5e5, exact angles): max |<R(a)q,R(b)k> - "
+         "<R(a+t)q,R(b+t)k>| = "
+      << svg::tick(worst) << " over " << n << " (a, b, t) with positions up to 1e9 (|q.k| up to " << svg::tick(scale)
+      << "; worst at position " << worst_pos << ")\n";
+}
+
+/// Today's models: multimodal positions, per-layer schedules, attention temperature.
+inline void todays_models(std::ostream& out, std::ostream& err) {
+  using namespace posenc;
+  progress p(err, "today's models");
+  constexpr std::int64_t VS = 151652, IM = 151655, VE = 151653;
+  const std::vector<std::int64_t> ids = {1, 2, VS, IM, IM, IM, IM, IM, IM, VE, 3, 4};
+  const std::vector<std::array<std::int64_t, 3>> grid = {{1, 4, 6}};
+  const auto pid = mrope_rope_index(
+      {}, {.batch = 1, .seq = static_cast<std::ptrdiff_t>(ids.size()), .input_ids = ids, .image_grid_thw = grid});
+  out << "\nmRoPE position ids (Qwen2-VL get_rope_index) for text, a 1x4x6-patch image (2x3 merged tokens), text:\n";
+  const char* names[] = {"  t", "  h", "  w"};
+  for (int st = 0; st < 3; ++st) {
+    out << names[st] << ":";
+    for (std::size_t c = 0; c < ids.size(); ++c) out << ' ' << pid.ids[st * ids.size() + c];
+    out << "\n";
+  }
+  out << "  decoding continues every stream at cache position + delta (delta = " << pid.delta[0] << ")\n";
+  const attention_temperature l4({.head_dim = 128});
+  const attention_temperature m3({.head_dim = 128, .rule = temperature_rule::llama4_beta, .floor_scale = 16384});
+  out << "attention temperature (query scale) at positions 0, 8191, 16383, 65535: Llama 4 NoPE layers";
+  for (std::int64_t q : {0, 8191, 16383, 65535}) out << ' ' << svg::tick(l4.factor(q));
+  out << "; Mistral 3 (beta 0.1, L0 16384)";
+  for (std::int64_t q : {0, 8191, 16383, 65535}) out << ' ' << svg::tick(m3.factor(q));
+  out << "\n(`posenc rope --config` prints the per-layer schedule of Gemma 3, Llama 4, gpt-oss and Qwen-VL "
+         "configs)\n";
+}
+
+/// Writes `text` to `path` (a config the tour plots from); config_error naming --out when it cannot.
+inline void write_config(const std::string& path, const char* text) {
+  std::ofstream f(path);
+  f << text;
+  if (!f) throw posenc::config_error("--out", path + ": cannot write file");
+}
+
+/// The tour's plots, written into dir; returns their paths.
+inline std::vector<std::string> write_plots(const std::string& dir, const std::vector<svg::panel>& panels,
+                                            std::ostream& err) {
+  progress p(err, "writing plots");
+  std::vector<std::string> written;
+  std::ostringstream sink;
+  arguments r;
+  r.cmd = command::rope;
+  r.config = dir + "llama3_1_8b_config.json";
+  write_config(r.config,
+               R"({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+ "max_position_embeddings": 131072, "rope_theta": 500000.0,
+ "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                  "original_max_position_embeddings": 8192}}
+)");
+  r.plot = dir + "rope_wavelengths.svg";
+  run_rope(r, sink);
+  written.push_back(*r.plot);
+  arguments vl;
+  vl.cmd = command::rope;
+  vl.config = dir + "qwen2_5_vl_config.json";
+  write_config(vl.config,
+               R"({"model_type": "qwen2_5_vl", "hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,
+ "num_hidden_layers": 28, "max_position_embeddings": 128000, "rope_theta": 1000000.0,
+ "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}
+)");
+  vl.streams_plot = dir + "mrope_streams.svg";
+  run_rope(vl, sink);
+  written.push_back(*vl.streams_plot);
+  arguments al;
+  al.heads = 8;
+  al.plot = dir + "alibi_heads.svg";
+  run_alibi(al, sink);
+  written.push_back(*al.plot);
+  arguments t5;
+  t5.plot = dir + "t5_buckets.svg";
+  t5.relative = std::pair<std::int64_t, std::int64_t>{-16, 16};
+  run_t5(t5, sink);
+  written.push_back(*t5.plot);
+  arguments s;
+  s.d_model = 128;
+  std::vector<std::int64_t> pos;
+  for (std::int64_t i = 0; i < 128; ++i) pos.push_back(i);
+  s.positions = pos;
+  s.plot = dir + "sinusoidal.svg";
+  run_sinusoidal(s, sink);
+  written.push_back(*s.plot);
+  const std::string att = dir + "attention.svg";
+  save_plot(
+      svg::heatmaps("Causal attention weights, head 0, built-in sequence of " + std::to_string(train_len) + " tokens",
+                    "sqrt(weight) per query (rows) and key (columns); locality shows as mass near the diagonal", panels,
+                    0, 1, false, "key position", "query position", 4),
+      att);
+  written.push_back(att);
+  return written;
+}
+
+}  // namespace tour_detail
+
+/// The README demo. Writes the report to `out`, progress to `err`, plots into a.out_dir.
+inline void run_tour(const arguments& a, std::ostream& out, std::ostream& err) {
+  namespace td = tour_detail;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(a.out_dir, ec);
+  if (ec || !fs::is_directory(a.out_dir)) throw posenc::config_error("--out", a.out_dir + ": cannot create directory");
+
+  out << "posenc tour — every encoder through the reference attention\n"
+      << "  built-in model: " << td::heads << " heads x " << td::head_dim << " dims (d_model " << td::d_model
+      << "), causal, trained length L = " << td::train_len << "; pseudo-random tokens and projections\n"
+      << "  local = mean attention mass on the " << td::window
+      << " most recent keys (later half of the queries); uniform attention gives about "
+      << td::pct(static_cast<double>(td::window) / (0.75 * static_cast<double>(td::train_len))) << " at L and "
+      << td::pct(static_cast<double>(td::window) / (3.0 * static_cast<double>(td::train_len))) << " at 4L\n\n";
+  std::vector<td::tour_row> rows;
+  std::vector<svg::panel> panels;
+  td::encoder_rows(err, rows, panels);
   out << pad("encoder", 18) << "  " << std::string("hook") << std::string(22, ' ')
       << "local@L    local@4L                 parameters\n";
   for (const auto& r : rows) {
@@ -271,132 +402,10 @@ inline void run_tour(const arguments& a, std::ostream& out, std::ostream& err) {
     at4.resize(std::max<std::size_t>(at4.size(), 24), ' ');
     out << pad(r.name, 18) << "  " << hook << " " << pad(r.at_l, 7) << "    " << at4 << " " << r.params << "\n";
   }
-
-  // RoPE relative invariance: <R(a)q, R(b)k> depends on b - a only.
-  {
-    td::progress p(err, "RoPE relative-invariance check");
-    const std::ptrdiff_t D = 128;
-    const rope r(rope_config{.head_dim = static_cast<int>(D), .theta = 500000});
-    std::vector<double> q0(D), k0(D);
-    for (std::ptrdiff_t i = 0; i < D; ++i) {
-      q0[static_cast<std::size_t>(i)] = td::noise(7'000'000 + static_cast<std::uint64_t>(i));
-      k0[static_cast<std::size_t>(i)] = td::noise(8'000'000 + static_cast<std::uint64_t>(i));
-    }
-    auto score = [&](std::int64_t pq, std::int64_t pk) {
-      std::vector<double> q = q0, k = k0;
-      const std::int64_t pa[] = {pq}, pb[] = {pk};
-      r.transform_q(tensor_view<double>::thd(q.data(), 1, 1, D), pa);
-      r.transform_k(tensor_view<double>::thd(k.data(), 1, 1, D), pb);
-      double s = 0;
-      for (std::ptrdiff_t i = 0; i < D; ++i) s += q[static_cast<std::size_t>(i)] * k[static_cast<std::size_t>(i)];
-      return s;
-    };
-    double worst = 0, scale = 0;
-    std::int64_t worst_pos = 0;
-    int n = 0;
-    for (std::int64_t p0 : {0LL, 7LL, 100LL, 4095LL})
-      for (std::int64_t d : {0LL, 1LL, 13LL, 500LL})
-        for (std::int64_t t : {1LL, 1000LL, 65536LL, 1000000LL, 1000000000LL}) {
-          const double s0 = score(p0, p0 + d), s1 = score(p0 + t, p0 + d + t);
-          scale = std::max(scale, std::fabs(s0));
-          if (std::fabs(s1 - s0) > worst) worst = std::fabs(s1 - s0), worst_pos = p0 + d + t;
-          ++n;
-        }
-    out << "\nRoPE relative invariance (head_dim 128, theta 5e5, exact angles): max |<R(a)q,R(b)k> - "
-           "<R(a+t)q,R(b+t)k>| = "
-        << svg::tick(worst) << " over " << n << " (a, b, t) with positions up to 1e9 (|q.k| up to " << svg::tick(scale)
-        << "; worst at position " << worst_pos << ")\n";
-  }
-
-  // Today's models: multimodal positions, per-layer schedules, attention temperature.
-  {
-    td::progress p(err, "today's models");
-    constexpr std::int64_t VS = 151652, IM = 151655, VE = 151653;
-    const std::vector<std::int64_t> ids = {1, 2, VS, IM, IM, IM, IM, IM, IM, VE, 3, 4};
-    const std::vector<std::array<std::int64_t, 3>> grid = {{1, 4, 6}};
-    const auto pid = mrope_rope_index(
-        {}, {.batch = 1, .seq = static_cast<std::ptrdiff_t>(ids.size()), .input_ids = ids, .image_grid_thw = grid});
-    out << "\nmRoPE position ids (Qwen2-VL get_rope_index) for text, a 1x4x6-patch image (2x3 merged tokens), text:\n";
-    const char* names[] = {"  t", "  h", "  w"};
-    for (int st = 0; st < 3; ++st) {
-      out << names[st] << ":";
-      for (std::size_t c = 0; c < ids.size(); ++c) out << ' ' << pid.ids[st * ids.size() + c];
-      out << "\n";
-    }
-    out << "  decoding continues every stream at cache position + delta (delta = " << pid.delta[0] << ")\n";
-    const attention_temperature l4({.head_dim = 128});
-    const attention_temperature m3({.head_dim = 128, .rule = temperature_rule::llama4_beta, .floor_scale = 16384});
-    out << "attention temperature (query scale) at positions 0, 8191, 16383, 65535: Llama 4 NoPE layers";
-    for (std::int64_t q : {0, 8191, 16383, 65535}) out << ' ' << svg::tick(l4.factor(q));
-    out << "; Mistral 3 (beta 0.1, L0 16384)";
-    for (std::int64_t q : {0, 8191, 16383, 65535}) out << ' ' << svg::tick(m3.factor(q));
-    out << "\n(`posenc rope --config` prints the per-layer schedule of Gemma 3, Llama 4, gpt-oss and Qwen-VL "
-           "configs)\n";
-  }
-
-  // Plots.
-  {
-    td::progress p(err, "writing plots");
-    std::vector<std::string> written;
-    const std::string cfg_path = dir + "llama3_1_8b_config.json";
-    {
-      std::ofstream f(cfg_path);
-      f << R"({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
- "max_position_embeddings": 131072, "rope_theta": 500000.0,
- "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                  "original_max_position_embeddings": 8192}}
-)";
-      if (!f) throw config_error("--out", cfg_path + ": cannot write file");
-    }
-    std::ostringstream sink;
-    arguments r;
-    r.cmd = command::rope;
-    r.config = cfg_path;
-    r.plot = dir + "rope_wavelengths.svg";
-    run_rope(r, sink);
-    written.push_back(*r.plot);
-    const std::string vl_path = dir + "qwen2_5_vl_config.json";
-    {
-      std::ofstream f(vl_path);
-      f << R"({"model_type": "qwen2_5_vl", "hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,
- "num_hidden_layers": 28, "max_position_embeddings": 128000, "rope_theta": 1000000.0,
- "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}
-)";
-      if (!f) throw config_error("--out", vl_path + ": cannot write file");
-    }
-    arguments vl;
-    vl.cmd = command::rope;
-    vl.config = vl_path;
-    vl.streams_plot = dir + "mrope_streams.svg";
-    run_rope(vl, sink);
-    written.push_back(*vl.streams_plot);
-    arguments al;
-    al.heads = 8;
-    al.plot = dir + "alibi_heads.svg";
-    run_alibi(al, sink);
-    written.push_back(*al.plot);
-    arguments t5;
-    t5.plot = dir + "t5_buckets.svg";
-    t5.relative = std::pair<std::int64_t, std::int64_t>{-16, 16};
-    run_t5(t5, sink);
-    written.push_back(*t5.plot);
-    arguments s;
-    s.d_model = 128;
-    std::vector<std::int64_t> pos;
-    for (std::int64_t i = 0; i < 128; ++i) pos.push_back(i);
-    s.positions = pos;
-    s.plot = dir + "sinusoidal.svg";
-    run_sinusoidal(s, sink);
-    written.push_back(*s.plot);
-    const std::string att = dir + "attention.svg";
-    save_plot(svg::heatmaps("Causal attention weights, head 0, built-in sequence of " + std::to_string(L) + " tokens",
-                            "sqrt(weight) per query (rows) and key (columns); locality shows as mass near the diagonal",
-                            panels, 0, 1, false, "key position", "query position", 4),
-              att);
-    written.push_back(att);
-    out << "\nplots written:\n";
-    for (const auto& w : written) out << "  " << w << "\n";
-  }
+  td::rope_invariance(out, err);
+  td::todays_models(out, err);
+  out << "\nplots written:\n";
+  for (const auto& w : td::write_plots(a.out_dir + "/", panels, err)) out << "  " << w << "\n";
 }
 
 }  // namespace posenc_cli

@@ -121,9 +121,8 @@ inline posenc::rope plain_rope(int head_dim) {
 
 }  // namespace detail
 
-/// Trains and evaluates every requested model. `progress(done, total, line)` is called from the
-/// training threads (serialised) after every step.
-inline lab_result run_lab(lab_options o, const std::function<void(long, long, const std::string&)>& progress = {}) {
+/// Checks the options; throws std::invalid_argument naming what is wrong.
+inline void check_lab_options(const lab_options& o) {
   for (const auto& e : o.encoders)
     if (std::find(lab_encoders().begin(), lab_encoders().end(), e) == lab_encoders().end())
       throw std::invalid_argument("lab: unknown encoder '" + e + "'");
@@ -135,35 +134,40 @@ inline lab_result run_lab(lab_options o, const std::function<void(long, long, co
   }
   if (o.train_len < 8 || o.multiples < 1 || o.steps < 1 || o.batch < 1 || o.threads < 1 || o.eval_tokens < 1)
     throw std::invalid_argument("lab: train length >= 8 and positive steps, batch, threads and eval tokens");
-  const auto t0 = std::chrono::steady_clock::now();
-  lab_result r;
-  r.corpus = o.corpus;
-  const std::vector<std::uint8_t> all = read_corpus(r.corpus);
-  // Held out: every tenth block of 4 KiB (so both parts sample every document).
-  std::vector<std::uint8_t> train, held;
-  for (std::size_t i = 0; i < all.size(); i += 4096) {
-    const auto end = all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), i + 4096));
-    auto& dst = (i / 4096) % 10 == 9 ? held : train;
-    dst.insert(dst.end(), all.begin() + static_cast<std::ptrdiff_t>(i), end);
-  }
-  r.train_bytes = train.size(), r.heldout_bytes = held.size();
-  for (int k = 0; k < o.multiples; ++k) r.lengths.push_back(o.train_len << k);
-  o.model.steps = o.steps;
-  const int d = o.model.d_model, hd = o.model.d_model / o.model.heads, H = o.model.heads, L = o.train_len;
+}
 
-  const long total = static_cast<long>(o.steps) * static_cast<long>(o.encoders.size());
+namespace detail {
+
+/// The state the training threads share: the data, the progress count and the result lines.
+struct lab_session {
+  const lab_options& o;
+  const std::function<void(long, long, const std::string&)>& progress;
+  std::vector<std::uint8_t> train, held;  // every tenth block of 4 KiB held out (both sample every document)
+  std::vector<int> lengths;
+  long total = 0;
   std::atomic<long> done{0};
   std::mutex mu;
-  std::vector<lab_line> lines(o.encoders.size());
-  std::vector<lab_line> scaled;
+  std::vector<lab_line> lines, scaled;
 
-  auto train_eval = [&](std::size_t idx, auto enc) {
-    tiny_lm<decltype(enc)> m(o.model, std::move(enc));
-    const std::string& name = o.encoders[idx];
+  lab_session(const lab_options& opts, const std::function<void(long, long, const std::string&)>& p,
+              const std::vector<std::uint8_t>& all)
+      : o(opts), progress(p), lines(opts.encoders.size()) {
+    for (std::size_t i = 0; i < all.size(); i += 4096) {
+      const auto end = all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), i + 4096));
+      auto& dst = (i / 4096) % 10 == 9 ? held : train;
+      dst.insert(dst.end(), all.begin() + static_cast<std::ptrdiff_t>(i), end);
+    }
+    for (int k = 0; k < o.multiples; ++k) lengths.push_back(o.train_len << k);
+    total = static_cast<long>(o.steps) * static_cast<long>(o.encoders.size());
+  }
+
+  /// Trains m for o.steps steps, reporting each; returns the mean loss of the last 50.
+  template <class E>
+  double train_model(tiny_lm<E>& m, const std::string& name) {
     double tail = 0;
     int tail_n = 0;
     for (int s = 0; s < o.steps; ++s) {
-      const double l = m.train_step(train, o.batch, L);
+      const double l = m.train_step(train, o.batch, o.train_len);
       if (s >= o.steps - 50) tail += l, ++tail_n;
       const long n = ++done;
       if (progress) {
@@ -174,31 +178,49 @@ inline lab_result run_lab(lab_options o, const std::function<void(long, long, co
         progress(n, total, msg.str());
       }
     }
-    lab_line out{name, {}, tail / std::max(1, tail_n)};
-    for (int E : r.lengths) out.bits_per_byte.push_back(detail::bits_per_byte(m, held, E, o.eval_tokens));
-    if constexpr (std::same_as<decltype(enc), posenc::rope>) {
-      for (const auto& sname : o.rope_scalings) {
-        lab_line sl{sname + " (eval)", {}, std::nan("")};
-        for (int E : r.lengths) {
-          const double f = static_cast<double>(E) / L;
-          posenc::rope_config rc{.head_dim = hd, .theta = 10000};
-          if (f > 1) {
-            if (sname == "rope-pi")
-              rc.scaling = posenc::linear_scaling{.factor = f};
-            else
-              rc.scaling = posenc::yarn_scaling{.factor = f, .original_max_position = L};
-          }
-          m.set_encoder(posenc::rope(rc));
-          sl.bits_per_byte.push_back(detail::bits_per_byte(m, held, E, o.eval_tokens));
+    return tail / std::max(1, tail_n);
+  }
+
+  /// The RoPE model evaluated at each length with each scaling applied at evaluation time (PI:
+  /// linear factor E / L; YaRN: factor E / L over original length L).
+  void evaluate_scalings(tiny_lm<posenc::rope>& m) {
+    const int L = o.train_len, hd = o.model.d_model / o.model.heads;
+    for (const auto& sname : o.rope_scalings) {
+      lab_line sl{sname + " (eval)", {}, std::nan("")};
+      for (int E : lengths) {
+        const double f = static_cast<double>(E) / L;
+        posenc::rope_config rc{.head_dim = hd, .theta = 10000};
+        if (f > 1) {
+          if (sname == "rope-pi")
+            rc.scaling = posenc::linear_scaling{.factor = f};
+          else
+            rc.scaling = posenc::yarn_scaling{.factor = f, .original_max_position = L};
         }
-        const std::lock_guard<std::mutex> g(mu);
-        scaled.push_back(std::move(sl));
+        m.set_encoder(posenc::rope(rc));
+        sl.bits_per_byte.push_back(bits_per_byte(m, held, E, o.eval_tokens));
       }
+      const std::lock_guard<std::mutex> g(mu);
+      scaled.push_back(std::move(sl));
     }
+  }
+
+  /// Line idx: its model trained with encoder enc and evaluated at every length.
+  template <class E>
+  void train_eval(std::size_t idx, E enc) {
+    lm_config cfg = o.model;
+    cfg.steps = o.steps;
+    tiny_lm<E> m(cfg, std::move(enc));
+    const std::string& name = o.encoders[idx];
+    lab_line out{name, {}, train_model(m, name)};
+    for (int len : lengths) out.bits_per_byte.push_back(bits_per_byte(m, held, len, o.eval_tokens));
+    if constexpr (std::same_as<E, posenc::rope>) evaluate_scalings(m);
     lines[idx] = std::move(out);
-  };
-  auto job = [&](std::size_t idx) {
+  }
+
+  /// Line idx with the encoder its name says.
+  void run_line(std::size_t idx) {
     const std::string& e = o.encoders[idx];
+    const int d = o.model.d_model, hd = d / o.model.heads, H = o.model.heads, L = o.train_len;
     if (e == "nope")
       train_eval(idx, posenc::no_position{});
     else if (e == "sinusoidal")
@@ -208,7 +230,7 @@ inline lab_result run_lab(lab_options o, const std::function<void(long, long, co
                           {.max_len = L, .model_dim = d, .out_of_range = posenc::out_of_range_policy::clamp_to_last},
                           std::vector<float>(static_cast<std::size_t>(L * d))));
     else if (e == "rope")
-      train_eval(idx, detail::plain_rope(hd));
+      train_eval(idx, plain_rope(hd));
     else if (e == "alibi")
       train_eval(idx, posenc::alibi({.num_heads = H}));
     else if (e == "t5")
@@ -216,13 +238,19 @@ inline lab_result run_lab(lab_options o, const std::function<void(long, long, co
                                       std::vector<float>(static_cast<std::size_t>(32 * H))));
     else
       train_eval(idx, posenc::xpos({.head_dim = hd}));
-  };
+  }
+};
+
+/// Runs job(i) for every i < n on up to `threads` threads; the first exception is rethrown.
+template <class F>
+void run_on_threads(std::size_t n, int threads, F&& job) {
   std::atomic<std::size_t> next{0};
-  std::vector<std::thread> pool;
+  std::mutex mu;
   std::exception_ptr err;
-  for (int t = 0; t < std::min<int>(o.threads, static_cast<int>(o.encoders.size())); ++t)
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::min<int>(threads, static_cast<int>(n)); ++t)
     pool.emplace_back([&] {
-      for (std::size_t i; (i = next++) < o.encoders.size();) try {
+      for (std::size_t i; (i = next++) < n;) try {
           job(i);
         } catch (...) {
           const std::lock_guard<std::mutex> g(mu);
@@ -231,9 +259,25 @@ inline lab_result run_lab(lab_options o, const std::function<void(long, long, co
     });
   for (auto& t : pool) t.join();
   if (err) std::rethrow_exception(err);
-  r.lines = std::move(lines);
-  std::sort(scaled.begin(), scaled.end(), [](const lab_line& a, const lab_line& b) { return a.name < b.name; });
-  for (auto& s : scaled) r.lines.push_back(std::move(s));
+}
+
+}  // namespace detail
+
+/// Trains and evaluates every requested model. `progress(done, total, line)` is called from the
+/// training threads (serialised) after every step.
+inline lab_result run_lab(const lab_options& o,
+                          const std::function<void(long, long, const std::string&)>& progress = {}) {
+  check_lab_options(o);
+  const auto t0 = std::chrono::steady_clock::now();
+  lab_result r;
+  r.corpus = o.corpus;
+  detail::lab_session run(o, progress, read_corpus(r.corpus));
+  r.train_bytes = run.train.size(), r.heldout_bytes = run.held.size();
+  r.lengths = run.lengths;
+  detail::run_on_threads(o.encoders.size(), o.threads, [&](std::size_t i) { run.run_line(i); });
+  r.lines = std::move(run.lines);
+  std::sort(run.scaled.begin(), run.scaled.end(), [](const lab_line& a, const lab_line& b) { return a.name < b.name; });
+  for (auto& s : run.scaled) r.lines.push_back(std::move(s));
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <posenc/attention/attention.hpp>
@@ -88,23 +89,11 @@ concept steerable_rope = qk_transform_encoding<E> &&
 /// Number of steerable RoPE parts and of other query/key transforms inside E (through combined<>).
 template <class E>
 constexpr int rope_parts() {
-  if constexpr (steerable_rope<E>)
-    return 1;
-  else if constexpr (is_combined<E>::value)
-    return rope_parts<std::remove_cvref_t<decltype(std::declval<const E&>().first())>>() +
-           rope_parts<std::remove_cvref_t<decltype(std::declval<const E&>().second())>>();
-  else
-    return 0;
+  return count_leaves<E>([]<class L>() { return steerable_rope<L>; });
 }
 template <class E>
 constexpr int other_qk_parts() {
-  if constexpr (steerable_rope<E>)
-    return 0;
-  else if constexpr (is_combined<E>::value)
-    return other_qk_parts<std::remove_cvref_t<decltype(std::declval<const E&>().first())>>() +
-           other_qk_parts<std::remove_cvref_t<decltype(std::declval<const E&>().second())>>();
-  else
-    return qk_transform_encoding<E> ? 1 : 0;
+  return count_leaves<E>([]<class L>() { return qk_transform_encoding<L> && !steerable_rope<L>; });
 }
 
 /// A cache's q8_0 rows [B, T, H, n / 32] (dim stride 1) dequantised into contiguous float [B, T, H, n].
@@ -332,113 +321,23 @@ class kv_cache {
   [[nodiscard]] cache_event append(const E& enc, tensor_view<K> k, tensor_view<V> v,
                                    std::span<const std::int64_t> positions,
                                    std::span<const std::uint8_t> token_mask = {}) {
-    const std::ptrdiff_t B = cfg_.batch, n = k.tokens();
-    detail::require_shape(k.batch() == B, "k.batch", k.batch(), "kv_cache.batch = " + std::to_string(B));
-    detail::require_shape(k.heads() == cfg_.kv_heads, "k.heads", k.heads(),
-                          "kv_cache.kv_heads = " + std::to_string(cfg_.kv_heads));
-    detail::require_shape(k.dim() == cfg_.head_dim, "k.dim", k.dim(),
-                          "kv_cache.head_dim = " + std::to_string(cfg_.head_dim));
-    detail::require_shape(
-        v.batch() == B && v.tokens() == n && v.heads() == cfg_.kv_heads, "v.extents",
-        std::to_string(v.batch()) + "x" + std::to_string(v.tokens()) + "x" + std::to_string(v.heads()),
-        "the batch, tokens and heads of k");
-    detail::require_shape(v.dim() == dv_, "v.dim", v.dim(), "kv_cache.value_dim = " + std::to_string(dv_));
-    detail::require_shape(static_cast<std::ptrdiff_t>(positions.size()) == B * n, "kv_cache.positions",
-                          positions.size(), "batch * new tokens = " + std::to_string(B * n));
-    if (!token_mask.empty())
-      detail::require_shape(static_cast<std::ptrdiff_t>(token_mask.size()) == B * n, "kv_cache.token_mask",
-                            token_mask.size(), "batch * new tokens = " + std::to_string(B * n));
-    if constexpr (qk_transform_encoding<E>)
-      detail::require_shape(static_cast<std::ptrdiff_t>(enc.head_dim()) == cfg_.head_dim, "encoder.head_dim",
-                            static_cast<std::ptrdiff_t>(enc.head_dim()),
-                            "kv_cache.head_dim = " + std::to_string(cfg_.head_dim));
-
+    check_append(enc, tensor_view<const T>(k), tensor_view<const T>(v), positions, token_mask);
     static_assert(detail::rope_parts<E>() <= 1, "kv_cache: at most one RoPE part per encoder");
-    cache_event event = cache_event::none;
-    const rope_frequencies* steer = nullptr;
-    std::optional<rope_frequencies> target;
-    detail::with_rope(enc, [&](const auto& r) {
-      if (!r.schedule().length_dependent()) return;
-      if (cfg_.policy == rope_cache_policy::keep_stale) {
-        // Report (not fix) a switch: the frequencies of this call vs those of the previous one.
-        rope_frequencies now = r.at(r.effective_length(positions));
-        if (freq_stale_ && len_ > 0 && *freq_stale_ != now) event = cache_event::kept_stale;
-        freq_stale_ = std::move(now);
-        return;
-      }
-      std::int64_t max_pos = std::numeric_limits<std::int64_t>::min();
-      for (auto p : pos_) max_pos = std::max(max_pos, p);
-      for (auto p : positions) max_pos = std::max(max_pos, p);
-      const std::int64_t one[1] = {max_pos};
-      target = r.at(r.effective_length(std::span<const std::int64_t>(one, 1)));
-      if (len_ > 0 && freq_ && *freq_ != *target) {
-        if (cfg_.policy == rope_cache_policy::drop_cache) {
-          event = cache_event::dropped;
-          return;
-        }
-        if (q8_keys()) {  // dequantise, re-rotate, requantise (docs/kv-cache.md: one requantisation)
-          auto f = detail::dequantize_rows(keys_q8_0());
-          r.rerotate(tensor_view<float>::bthd(f.data(), cfg_.batch, len_, cfg_.kv_heads, cfg_.head_dim),
-                     std::span<const std::int64_t>(pos_), *freq_, *target);
-          detail::quantize_rows(f.data(), view_of(keys_q8_, cfg_.head_dim / block_q8_0::values, len_));
-        } else {
-          r.rerotate(mutable_keys(), std::span<const std::int64_t>(pos_), *freq_, *target);
-        }
-        event = cache_event::rerotated;
-      }
-    });
+    const auto [event, steered] = steer_rope(enc, positions);
     if (event == cache_event::dropped) {
       clear();
       return event;
     }
-    if (target) {
-      freq_ = std::move(target);
-      steer = &*freq_;
-    }
-
     // Transform a copy of the new keys, then store keys, values, positions and mask.
+    const std::ptrdiff_t B = cfg_.batch, n = k.tokens();
     std::vector<T> kbuf = detail::contiguous_copy(tensor_view<const T>(k));
     const auto kview = tensor_view<T>::bthd(kbuf.data(), B, n, cfg_.kv_heads, cfg_.head_dim);
-    detail::apply_qk(enc, kview, positions, false, steer);
+    detail::apply_qk(enc, kview, positions, false, steered ? &*freq_ : nullptr);
     const std::ptrdiff_t need = detail::checked_sum("kv_cache.length", {{"length", len_}, {"new tokens", n}});
     // Doubling saturates at the largest valid capacity; reserve() then checks the element count.
     if (need > cap_) reserve(std::max(need, cap_ > PTRDIFF_MAX / 2 ? PTRDIFF_MAX : 2 * cap_));
-    const auto kd = view_of(keys_, cfg_.head_dim, len_ + n), vd = view_of(values_, dv_, len_ + n);
-    const auto kq = view_of(keys_q8_, cfg_.head_dim / block_q8_0::values, len_ + n),
-               vq = view_of(values_q8_, dv_ / block_q8_0::values, len_ + n);
-    std::vector<T> vrow(q8_values() ? static_cast<std::size_t>(dv_) : 0);
-    for (std::ptrdiff_t b = 0; b < B; ++b)
-      for (std::ptrdiff_t t = 0; t < n; ++t)
-        for (std::ptrdiff_t h = 0; h < cfg_.kv_heads; ++h) {
-          if constexpr (std::is_same_v<T, float>) {
-            if (q8_keys()) kernels::quantize_row_q8_0(kview.row(b, t, h), kq.row(b, len_ + t, h), cfg_.head_dim);
-            if (q8_values()) {
-              for (std::ptrdiff_t d = 0; d < dv_; ++d) vrow[static_cast<std::size_t>(d)] = v(b, t, h, d);
-              kernels::quantize_row_q8_0(vrow.data(), vq.row(b, len_ + t, h), dv_);
-            }
-          }
-          if (!q8_keys())
-            for (std::ptrdiff_t d = 0; d < cfg_.head_dim; ++d) kd(b, len_ + t, h, d) = kview(b, t, h, d);
-          if (!q8_values())
-            for (std::ptrdiff_t d = 0; d < dv_; ++d) vd(b, len_ + t, h, d) = v(b, t, h, d);
-        }
-    std::vector<std::int64_t> p;
-    std::vector<std::uint8_t> m;
-    p.reserve(static_cast<std::size_t>(B * (len_ + n)));
-    m.reserve(p.capacity());
-    for (std::ptrdiff_t b = 0; b < B; ++b) {
-      for (std::ptrdiff_t t = 0; t < len_; ++t) {
-        p.push_back(pos_[static_cast<std::size_t>(b * len_ + t)]);
-        m.push_back(mask_[static_cast<std::size_t>(b * len_ + t)]);
-      }
-      for (std::ptrdiff_t t = 0; t < n; ++t) {
-        p.push_back(positions[static_cast<std::size_t>(b * n + t)]);
-        m.push_back(token_mask.empty() ? std::uint8_t{1}
-                                       : std::uint8_t(token_mask[static_cast<std::size_t>(b * n + t)] != 0));
-      }
-    }
-    pos_ = std::move(p);
-    mask_ = std::move(m);
+    store_rows(kview, tensor_view<const T>(v));
+    store_positions(positions, token_mask, n);
     len_ += n;
     return event;
   }
@@ -549,6 +448,122 @@ class kv_cache {
   }
 
  private:
+  /// The checks of append(), before anything changes.
+  template <positional_encoding E>
+  void check_append(const E& enc, tensor_view<const T> k, tensor_view<const T> v,
+                    std::span<const std::int64_t> positions, std::span<const std::uint8_t> token_mask) const {
+    const std::ptrdiff_t B = cfg_.batch, n = k.tokens();
+    detail::require_shape(k.batch() == B, "k.batch", k.batch(), "kv_cache.batch = " + std::to_string(B));
+    detail::require_shape(k.heads() == cfg_.kv_heads, "k.heads", k.heads(),
+                          "kv_cache.kv_heads = " + std::to_string(cfg_.kv_heads));
+    detail::require_shape(k.dim() == cfg_.head_dim, "k.dim", k.dim(),
+                          "kv_cache.head_dim = " + std::to_string(cfg_.head_dim));
+    detail::require_shape(
+        v.batch() == B && v.tokens() == n && v.heads() == cfg_.kv_heads, "v.extents",
+        std::to_string(v.batch()) + "x" + std::to_string(v.tokens()) + "x" + std::to_string(v.heads()),
+        "the batch, tokens and heads of k");
+    detail::require_shape(v.dim() == dv_, "v.dim", v.dim(), "kv_cache.value_dim = " + std::to_string(dv_));
+    detail::require_shape(static_cast<std::ptrdiff_t>(positions.size()) == B * n, "kv_cache.positions",
+                          positions.size(), "batch * new tokens = " + std::to_string(B * n));
+    if (!token_mask.empty())
+      detail::require_shape(static_cast<std::ptrdiff_t>(token_mask.size()) == B * n, "kv_cache.token_mask",
+                            token_mask.size(), "batch * new tokens = " + std::to_string(B * n));
+    if constexpr (qk_transform_encoding<E>)
+      detail::require_shape(static_cast<std::ptrdiff_t>(enc.head_dim()) == cfg_.head_dim, "encoder.head_dim",
+                            static_cast<std::ptrdiff_t>(enc.head_dim()),
+                            "kv_cache.head_dim = " + std::to_string(cfg_.head_dim));
+  }
+
+  /// The frequencies of a length-dependent RoPE schedule for this append (see append()): reports a
+  /// switch under keep_stale; else picks the frequencies for the longest position and re-rotates the
+  /// cached keys to them (rerotate_cached_keys) or asks for the cache to be dropped (drop_cache).
+  /// Returns the event and whether the new keys rotate with the cache's frequencies (freq_).
+  template <positional_encoding E>
+  std::pair<cache_event, bool> steer_rope(const E& enc, std::span<const std::int64_t> positions) {
+    cache_event event = cache_event::none;
+    std::optional<rope_frequencies> target;
+    detail::with_rope(enc, [&](const auto& r) {
+      if (!r.schedule().length_dependent()) return;
+      if (cfg_.policy == rope_cache_policy::keep_stale) {
+        // Report (not fix) a switch: the frequencies of this call vs those of the previous one.
+        rope_frequencies now = r.at(r.effective_length(positions));
+        if (freq_stale_ && len_ > 0 && *freq_stale_ != now) event = cache_event::kept_stale;
+        freq_stale_ = std::move(now);
+        return;
+      }
+      std::int64_t max_pos = std::numeric_limits<std::int64_t>::min();
+      for (auto p : pos_) max_pos = std::max(max_pos, p);
+      for (auto p : positions) max_pos = std::max(max_pos, p);
+      const std::int64_t one[1] = {max_pos};
+      target = r.at(r.effective_length(std::span<const std::int64_t>(one, 1)));
+      if (len_ > 0 && freq_ && *freq_ != *target) {
+        if (cfg_.policy == rope_cache_policy::drop_cache) {
+          event = cache_event::dropped;
+          return;
+        }
+        if (q8_keys()) {  // dequantise, re-rotate, requantise (docs/kv-cache.md: one requantisation)
+          auto f = detail::dequantize_rows(keys_q8_0());
+          r.rerotate(tensor_view<float>::bthd(f.data(), cfg_.batch, len_, cfg_.kv_heads, cfg_.head_dim),
+                     std::span<const std::int64_t>(pos_), *freq_, *target);
+          detail::quantize_rows(f.data(), view_of(keys_q8_, cfg_.head_dim / block_q8_0::values, len_));
+        } else {
+          r.rerotate(mutable_keys(), std::span<const std::int64_t>(pos_), *freq_, *target);
+        }
+        event = cache_event::rerotated;
+      }
+    });
+    const bool steered = event != cache_event::dropped && target.has_value();
+    if (steered) freq_ = std::move(target);
+    return {event, steered};
+  }
+
+  /// Stores the new tokens' transformed keys and values after the cached ones (capacity reserved).
+  void store_rows(tensor_view<const T> kview, tensor_view<const T> v) {
+    const std::ptrdiff_t B = cfg_.batch, n = kview.tokens();
+    const auto kd = view_of(keys_, cfg_.head_dim, len_ + n), vd = view_of(values_, dv_, len_ + n);
+    const auto kq = view_of(keys_q8_, cfg_.head_dim / block_q8_0::values, len_ + n),
+               vq = view_of(values_q8_, dv_ / block_q8_0::values, len_ + n);
+    std::vector<T> vrow(q8_values() ? static_cast<std::size_t>(dv_) : 0);
+    for (std::ptrdiff_t b = 0; b < B; ++b)
+      for (std::ptrdiff_t t = 0; t < n; ++t)
+        for (std::ptrdiff_t h = 0; h < cfg_.kv_heads; ++h) {
+          if constexpr (std::is_same_v<T, float>) {
+            if (q8_keys()) kernels::quantize_row_q8_0(kview.row(b, t, h), kq.row(b, len_ + t, h), cfg_.head_dim);
+            if (q8_values()) {
+              for (std::ptrdiff_t d = 0; d < dv_; ++d) vrow[static_cast<std::size_t>(d)] = v(b, t, h, d);
+              kernels::quantize_row_q8_0(vrow.data(), vq.row(b, len_ + t, h), dv_);
+            }
+          }
+          if (!q8_keys())
+            for (std::ptrdiff_t d = 0; d < cfg_.head_dim; ++d) kd(b, len_ + t, h, d) = kview(b, t, h, d);
+          if (!q8_values())
+            for (std::ptrdiff_t d = 0; d < dv_; ++d) vd(b, len_ + t, h, d) = v(b, t, h, d);
+        }
+  }
+
+  /// The positions and the token mask, cached ones first then the n new ones, sequence by sequence.
+  void store_positions(std::span<const std::int64_t> positions, std::span<const std::uint8_t> token_mask,
+                       std::ptrdiff_t n) {
+    const std::ptrdiff_t B = cfg_.batch;
+    std::vector<std::int64_t> p;
+    std::vector<std::uint8_t> m;
+    p.reserve(static_cast<std::size_t>(B * (len_ + n)));
+    m.reserve(p.capacity());
+    for (std::ptrdiff_t b = 0; b < B; ++b) {
+      for (std::ptrdiff_t t = 0; t < len_; ++t) {
+        p.push_back(pos_[static_cast<std::size_t>(b * len_ + t)]);
+        m.push_back(mask_[static_cast<std::size_t>(b * len_ + t)]);
+      }
+      for (std::ptrdiff_t t = 0; t < n; ++t) {
+        p.push_back(positions[static_cast<std::size_t>(b * n + t)]);
+        m.push_back(token_mask.empty() ? std::uint8_t{1}
+                                       : std::uint8_t(token_mask[static_cast<std::size_t>(b * n + t)] != 0));
+      }
+    }
+    pos_ = std::move(p);
+    mask_ = std::move(m);
+  }
+
   [[nodiscard]] bool q8_keys() const noexcept { return cfg_.key_type == kv_cache_type::q8_0; }
   [[nodiscard]] bool q8_values() const noexcept { return cfg_.value_type == kv_cache_type::q8_0; }
 

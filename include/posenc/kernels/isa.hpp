@@ -313,18 +313,10 @@ template <class Family>
   static constexpr Family tables[] = {
       kernel_family<Family>::template make<isa::scalar>(), kernel_family<Family>::template make<isa::avx2>(),
       kernel_family<Family>::template make<isa::avx512>(), kernel_family<Family>::template make<isa::neon>()};
-#if defined(POSENC_FORCE_ISA_SCALAR)
+#if defined(POSENC_FORCE_ISA_SCALAR) || defined(POSENC_FORCE_ISA_AVX2) || defined(POSENC_FORCE_ISA_AVX512) || \
+    defined(POSENC_FORCE_ISA_NEON)
   static_cast<void>(which);
-  return tables[static_cast<unsigned>(isa::scalar)];
-#elif defined(POSENC_FORCE_ISA_AVX2)
-  static_cast<void>(which);
-  return tables[static_cast<unsigned>(isa::avx2)];
-#elif defined(POSENC_FORCE_ISA_AVX512)
-  static_cast<void>(which);
-  return tables[static_cast<unsigned>(isa::avx512)];
-#elif defined(POSENC_FORCE_ISA_NEON)
-  static_cast<void>(which);
-  return tables[static_cast<unsigned>(isa::neon)];
+  return tables[static_cast<unsigned>(active_isa())];  // the forced ISA, a constant
 #else
   return tables[static_cast<unsigned>(which) & 3u];
 #endif

@@ -66,15 +66,7 @@ static inline void quantize_row_q8_0(const float* x, block_q8_0* y, std::ptrdiff
   }
 }
 
-static inline void dequantize_row_q8_0(const block_q8_0* x, float* y, std::ptrdiff_t n) {
-  for (std::ptrdiff_t b = 0; b < n / q8_0::block; ++b) {
-    const __m256 d = _mm256_set1_ps(x[b].scale());
-    for (int i = 0; i < 4; ++i) {
-      const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x[b].qs + 8 * i));
-      _mm256_storeu_ps(y + b * q8_0::block + 8 * i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), d));
-    }
-  }
-}
+#include <posenc/kernels/drivers/q8_0.inl>
 
 }  // namespace avx2
 }  // namespace POSENC_KERNELS_ABI
@@ -115,15 +107,7 @@ static inline void quantize_row_q8_0(const float* x, block_q8_0* y, std::ptrdiff
   }
 }
 
-static inline void dequantize_row_q8_0(const block_q8_0* x, float* y, std::ptrdiff_t n) {
-  for (std::ptrdiff_t b = 0; b < n / q8_0::block; ++b) {
-    const __m512 d = _mm512_set1_ps(x[b].scale());
-    for (int i = 0; i < 2; ++i) {
-      const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].qs + 16 * i));
-      _mm512_storeu_ps(y + b * q8_0::block + 16 * i, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), d));
-    }
-  }
-}
+#include <posenc/kernels/drivers/q8_0.inl>
 
 }  // namespace avx512
 }  // namespace POSENC_KERNELS_ABI

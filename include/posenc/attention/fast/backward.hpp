@@ -120,9 +120,9 @@ void load_backward_tile(const backward_call<E>& c, std::ptrdiff_t b, std::ptrdif
   std::fill(t.kr, t.kr + TK * Dp, 0.0f);
   std::fill(t.dka, t.dka + TK * Dp, 0.0f);
   std::fill(t.dva, t.dva + TK * p.dvp, 0.0f);
-  pack_transposed(c.k_ops, c.k, b, g, t.j0, t.nk, D, t.kt, TK);
-  pack_transposed(c.v_ops, c.v, b, g, t.j0, t.nk, Dv, t.vt, TK);
-  pack_rows(c.k_ops, c.k, b, g, t.j0, t.nk, D, t.kr, Dp);
+  pack_tile<true>(c.k_ops, c.k, b, g, t.j0, t.nk, D, t.kt, TK);
+  pack_tile<true>(c.v_ops, c.v, b, g, t.j0, t.nk, Dv, t.vt, TK);
+  pack_tile<false>(c.k_ops, c.k, b, g, t.j0, t.nk, D, t.kr, Dp);
 }
 
 /// Shaw's terms of row r into the scores and dP: scale q . aK into S, dO . aV into dP (the value term
@@ -287,6 +287,20 @@ void backward_item_run(const backward_call<E>& c, attention_scratch& sc, const b
   }
 }
 
+/// f(b, g, t, h, i, x) for row r of query tile t of kv head g of sequence b, for every row: query head
+/// h = g G + r / nq and token i = t TQ + r % nq, at x in the per-tile layout (tile_index + r).
+template <class E, class F>
+void for_each_row(const backward_call<E>& c, F&& f) {
+  const plan& p = c.p;
+  for (std::ptrdiff_t b = 0; b < p.B; ++b)
+    for (std::ptrdiff_t g = 0; g < p.Hkv; ++g)
+      for (std::ptrdiff_t t = 0; t < p.nqt; ++t) {
+        const std::ptrdiff_t nq = p.tile_queries(t);
+        for (std::ptrdiff_t r = 0; r < p.G * nq; ++r)
+          f(b, g, t, g * p.G + r / nq, t * p.TQ + r % nq, c.tile_index(b, g, t) + static_cast<std::size_t>(r));
+      }
+}
+
 /// The backward's inputs per row of each query tile: the q and dout rows packed (zero-padded), the
 /// offsets L_i less the table path's query bias (+inf for a row that attends to nothing), D_i =
 /// dout_i . out_i in double; and the sinks' gradient d sink = -p_sink D_i, in row order.
@@ -301,29 +315,23 @@ void pack_backward_rows(backward_call<E>& c, float* qp, float* dop, float* off, 
   std::fill(dop, dop + n_rows * static_cast<std::size_t>(p.dvp), 0.0f);
   std::fill(off, off + n_rows, inf);
   std::fill(drow, drow + n_rows, 0.0f);
-  for (std::ptrdiff_t b = 0; b < p.B; ++b)
-    for (std::ptrdiff_t g = 0; g < p.Hkv; ++g)
-      for (std::ptrdiff_t t = 0; t < p.nqt; ++t) {
-        const std::ptrdiff_t i0 = t * p.TQ, nq = p.tile_queries(t);
-        for (std::ptrdiff_t r = 0; r < p.G * nq; ++r) {
-          const std::ptrdiff_t h = g * p.G + r / nq, i = i0 + r % nq;
-          const std::size_t x = c.tile_index(b, g, t) + static_cast<std::size_t>(r);
-          for (std::ptrdiff_t d = 0; d < p.D; ++d) qp[x * static_cast<std::size_t>(c.Dp) + d] = c.q(b, i, h, d);
-          double dd = 0;
-          for (std::ptrdiff_t d = 0; d < p.Dv; ++d) {
-            const float y = dout(b, i, h, d);
-            dop[x * static_cast<std::size_t>(p.dvp) + d] = y;
-            dd += static_cast<double>(y) * static_cast<double>(out(b, i, h, d));
-          }
-          drow[x] = static_cast<float>(dd);
-          const float L = lse[static_cast<std::size_t>((b * p.Hq + h) * p.Sq + i)];
-          const double qb = table_query_bias(c, h, c.pq[static_cast<std::size_t>(b * p.Sq + i)]);
-          off[x] = L == -inf ? inf : static_cast<float>(static_cast<double>(L) - qb);
-          if (!grads.sinks.empty() && L != -inf)
-            grads.sinks[static_cast<std::size_t>(h)] -=
-                std::exp(c.o.sinks[static_cast<std::size_t>(h)] - static_cast<double>(L)) * dd;
+  for_each_row(
+      c, [&](std::ptrdiff_t b, std::ptrdiff_t, std::ptrdiff_t, std::ptrdiff_t h, std::ptrdiff_t i, std::size_t x) {
+        for (std::ptrdiff_t d = 0; d < p.D; ++d) qp[x * static_cast<std::size_t>(c.Dp) + d] = c.q(b, i, h, d);
+        double dd = 0;
+        for (std::ptrdiff_t d = 0; d < p.Dv; ++d) {
+          const float y = dout(b, i, h, d);
+          dop[x * static_cast<std::size_t>(p.dvp) + d] = y;
+          dd += static_cast<double>(y) * static_cast<double>(out(b, i, h, d));
         }
-      }
+        drow[x] = static_cast<float>(dd);
+        const float L = lse[static_cast<std::size_t>((b * p.Hq + h) * p.Sq + i)];
+        const double qb = table_query_bias(c, h, c.pq[static_cast<std::size_t>(b * p.Sq + i)]);
+        off[x] = L == -inf ? inf : static_cast<float>(static_cast<double>(L) - qb);
+        if (!grads.sinks.empty() && L != -inf)
+          grads.sinks[static_cast<std::size_t>(h)] -=
+              std::exp(c.o.sinks[static_cast<std::size_t>(h)] - static_cast<double>(L)) * dd;
+      });
   c.qp = qp, c.dop = dop, c.off = off, c.drow = drow;
 }
 
@@ -337,21 +345,15 @@ void reduce_backward(const backward_call<E>& c, const double* pgrad, std::ptrdif
     for (std::ptrdiff_t x = 0; x < c.n_params; ++x)
       grads.encoder[static_cast<std::size_t>(x)] += pgrad[n * c.n_params + x];
   const auto dq = tensor_view<float>::bthd(dq_buf, p.B, p.Sq, p.Hq, p.D);
-  for (std::ptrdiff_t b = 0; b < p.B; ++b)
-    for (std::ptrdiff_t g = 0; g < p.Hkv; ++g)
-      for (std::ptrdiff_t t = 0; t < p.nqt; ++t) {
-        const std::ptrdiff_t i0 = t * p.TQ, nq = p.tile_queries(t);
-        for (std::ptrdiff_t r = 0; r < p.G * nq; ++r) {
-          const std::ptrdiff_t h = g * p.G + r / nq, i = i0 + r % nq;
-          const std::size_t x = c.tile_index(b, g, t) + static_cast<std::size_t>(r);
-          for (std::ptrdiff_t d = 0; d < p.D; ++d) dq(b, i, h, d) = 0.0f;
-          for (std::ptrdiff_t l = 0; l < c.lanes; ++l) {
-            if (!c.wrote(l, b, g, t)) continue;
-            const float* part = c.dq_partial(l, x);
-            for (std::ptrdiff_t d = 0; d < p.D; ++d) dq(b, i, h, d) += part[d];
-          }
+  for_each_row(
+      c, [&](std::ptrdiff_t b, std::ptrdiff_t g, std::ptrdiff_t t, std::ptrdiff_t h, std::ptrdiff_t i, std::size_t x) {
+        for (std::ptrdiff_t d = 0; d < p.D; ++d) dq(b, i, h, d) = 0.0f;
+        for (std::ptrdiff_t l = 0; l < c.lanes; ++l) {
+          if (!c.wrote(l, b, g, t)) continue;
+          const float* part = c.dq_partial(l, x);
+          for (std::ptrdiff_t d = 0; d < p.D; ++d) dq(b, i, h, d) += part[d];
         }
-      }
+      });
 }
 
 /// Copies a contiguous [B, S, H, D] buffer into a view of any strides.

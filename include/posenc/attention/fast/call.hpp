@@ -92,39 +92,21 @@ kernels::tile_rows<T> decode_tile(const kv_rows<T>& x, std::ptrdiff_t b, std::pt
   return {reinterpret_cast<const T*>(buf), heads * n, n, nk};
 }
 
-/// Keys j0 .. j0 + nk - 1 of kv head g transposed into float, kt[d ld + j] = x_j[d] (d < dim): the
-/// record's pack_kt on runs of keys one token stride apart, value by value where the dim stride is
-/// not 1. Columns from nk on are left as they are.
-template <class T>
-void pack_transposed(const kernels::storage_kernels<T>& ops, const kv_rows<T>& x, std::ptrdiff_t b, std::ptrdiff_t g,
-                     std::ptrdiff_t j0, int nk, std::ptrdiff_t dim, float* kt, std::ptrdiff_t ld) {
-  const std::ptrdiff_t ds = x.stride(axis::dim);
+/// Keys j0 .. j0 + nk - 1 of kv head g converted to float: transposed, kt[d ld + j] = x_j[d] (the
+/// record's pack_kt), or as rows, vt[j ld + d] = x_j[d] (pack_v), d < dim; on runs of keys one token
+/// stride apart, value by value where the dim stride is not 1. Other entries are left as they are.
+template <bool Transposed, class T>
+void pack_tile(const kernels::storage_kernels<T>& ops, const kv_rows<T>& x, std::ptrdiff_t b, std::ptrdiff_t g,
+               std::ptrdiff_t j0, int nk, std::ptrdiff_t dim, float* out, std::ptrdiff_t ld) {
+  const std::ptrdiff_t ds = x.stride(axis::dim), js = Transposed ? 1 : ld, es = Transposed ? ld : 1;
   for (int a = 0, e = 0; a < nk; a = e) {
     e = static_cast<int>(std::min<std::ptrdiff_t>(nk, a + x.run(j0 + a)));
     if (ds == 1)
-      ops.pack_kt(x.tile(b, j0 + a, g, e - a), static_cast<int>(dim), kt + a, ld);
+      (Transposed ? ops.pack_kt : ops.pack_v)(x.tile(b, j0 + a, g, e - a), static_cast<int>(dim), out + a * js, ld);
     else
       for (int j = a; j < e; ++j) {
         const T* row = x.row(b, j0 + j, g);
-        for (std::ptrdiff_t d = 0; d < dim; ++d) kt[d * ld + j] = kv_value(row, d, ds);
-      }
-  }
-}
-
-/// Keys j0 .. j0 + nk - 1 of kv head g widened to float rows, vt[j ld + d] = x_j[d] (d < dim): the
-/// record's pack_v as pack_transposed does pack_kt. Columns from dim on are left as they are.
-template <class T>
-void pack_rows(const kernels::storage_kernels<T>& ops, const kv_rows<T>& x, std::ptrdiff_t b, std::ptrdiff_t g,
-               std::ptrdiff_t j0, int nk, std::ptrdiff_t dim, float* vt, std::ptrdiff_t ld) {
-  const std::ptrdiff_t ds = x.stride(axis::dim);
-  for (int a = 0, e = 0; a < nk; a = e) {
-    e = static_cast<int>(std::min<std::ptrdiff_t>(nk, a + x.run(j0 + a)));
-    if (ds == 1)
-      ops.pack_v(x.tile(b, j0 + a, g, e - a), static_cast<int>(dim), vt + a * ld, ld);
-    else
-      for (int j = a; j < e; ++j) {
-        const T* row = x.row(b, j0 + j, g);
-        for (std::ptrdiff_t d = 0; d < dim; ++d) vt[j * ld + d] = kv_value(row, d, ds);
+        for (std::ptrdiff_t d = 0; d < dim; ++d) out[j * js + d * es] = kv_value(row, d, ds);
       }
   }
 }

@@ -40,31 +40,29 @@ void for_each_leaf(const E& e, F&& f) {
   }
 }
 
+/// The number of leaves L of E (its non-combined parts, through combined<>) for which pred<L>() holds.
+template <class E, class P>
+constexpr int count_leaves(P pred) {
+  if constexpr (is_combined<E>::value)
+    return count_leaves<std::remove_cvref_t<decltype(std::declval<const E&>().first())>>(pred) +
+           count_leaves<std::remove_cvref_t<decltype(std::declval<const E&>().second())>>(pred);
+  else
+    return pred.template operator()<E>() ? 1 : 0;
+}
+
 template <class E>
 constexpr bool any_leaf_distance_bias() {
-  if constexpr (is_combined<E>::value)
-    return any_leaf_distance_bias<std::remove_cvref_t<decltype(std::declval<const E&>().first())>>() ||
-           any_leaf_distance_bias<std::remove_cvref_t<decltype(std::declval<const E&>().second())>>();
-  else
-    return distance_bias_encoding<E>;
+  return count_leaves<E>([]<class L>() { return distance_bias_encoding<L>; }) > 0;
 }
 
 template <class E>
 constexpr bool any_leaf_relative_kv() {
-  if constexpr (is_combined<E>::value)
-    return any_leaf_relative_kv<std::remove_cvref_t<decltype(std::declval<const E&>().first())>>() ||
-           any_leaf_relative_kv<std::remove_cvref_t<decltype(std::declval<const E&>().second())>>();
-  else
-    return relative_kv_encoding<E>;
+  return count_leaves<E>([]<class L>() { return relative_kv_encoding<L>; }) > 0;
 }
 
 template <class E>
 constexpr bool all_relative_kv_by_distance() {
-  if constexpr (is_combined<E>::value)
-    return all_relative_kv_by_distance<std::remove_cvref_t<decltype(std::declval<const E&>().first())>>() &&
-           all_relative_kv_by_distance<std::remove_cvref_t<decltype(std::declval<const E&>().second())>>();
-  else
-    return !relative_kv_encoding<E> || distance_relative_kv_encoding<E>;
+  return count_leaves<E>([]<class L>() { return relative_kv_encoding<L> && !distance_relative_kv_encoding<L>; }) == 0;
 }
 
 /// What the plan needs to know of an encoder's hooks (fast/plan.hpp), and the distances

@@ -376,10 +376,29 @@ template <class E, class TK, class TV>
 void load_kv_tile(const forward_call<E, TK, TV>& c, std::ptrdiff_t b, std::ptrdiff_t g, std::ptrdiff_t j0, int nk,
                   float* kt, float* vt) {
   const plan& p = c.p;
-  pack_transposed(c.k_ops, c.k, b, g, j0, nk, p.D, kt, p.TK);
-  pack_rows(c.v_ops, c.v, b, g, j0, nk, p.Dv, vt, p.dvp);
+  pack_tile<true>(c.k_ops, c.k, b, g, j0, nk, p.D, kt, p.TK);
+  pack_tile<false>(c.v_ops, c.v, b, g, j0, nk, p.Dv, vt, p.dvp);
   if (nk < p.TK)
     for (std::ptrdiff_t d = 0; d < p.D; ++d) std::fill(kt + d * p.TK + nk, kt + (d + 1) * p.TK, 0.0f);
+}
+
+/// f(ks, cls, j0, nk) for each key tile item w visits (p.key_tiles) that some of its rows can see:
+/// its summary, its class (a partial tile's element mask filled into it.mk), first key, key count.
+template <class E, class TK, class TV, class F>
+void for_each_key_tile(const forward_call<E, TK, TV>& c, item_state& it, F&& f) {
+  const plan& p = c.p;
+  const work_item& w = it.w;
+  const tile_summary& qs = c.t.qsum[w.b * p.nqt + w.qt];
+  const auto [kt0, kt1] = p.key_tiles(w);
+  for (std::ptrdiff_t kti = kt0; kti < kt1; ++kti) {
+    const tile_summary& ks = c.t.ksum[w.b * p.nkt + kti];
+    const tile_class cls = classify(c.o, qs, ks);
+    if (cls == tile_class::skip) continue;
+    const std::ptrdiff_t j0 = kti * p.TK;
+    const int nk = static_cast<int>(std::min<std::ptrdiff_t>(p.TK, p.Sk - j0));
+    if (cls == tile_class::partial) fill_tile_mask(c.mask, w.b, it.i0, it.nq, j0, nk, it.mk, p.TK);
+    f(ks, cls, j0, nk);
+  }
 }
 
 /// A prefill work item (kv_path::prefill, one kv head): per key tile, classify, load and pack K/V
@@ -389,15 +408,7 @@ void prefill_item(const forward_call<E, TK, TV>& c, detail::attention_scratch& s
   const plan& p = c.p;
   item_state it = begin_item(c, sc, w);
   const std::ptrdiff_t TK_ = p.TK, dvp = p.dvp, nq = it.nq;
-  const tile_summary& qs = c.t.qsum[w.b * p.nqt + w.qt];
-  const auto [kt0, kt1] = p.key_tiles(w);
-  for (std::ptrdiff_t kti = kt0; kti < kt1; ++kti) {
-    const tile_summary& ks = c.t.ksum[w.b * p.nkt + kti];
-    const tile_class cls = classify(c.o, qs, ks);
-    if (cls == tile_class::skip) continue;
-    const std::ptrdiff_t j0 = kti * TK_;
-    const int nk = static_cast<int>(std::min<std::ptrdiff_t>(TK_, p.Sk - j0));
-    if (cls == tile_class::partial) fill_tile_mask(c.mask, w.b, it.i0, nq, j0, nk, it.mk, TK_);
+  for_each_key_tile(c, it, [&](const tile_summary& ks, tile_class cls, std::ptrdiff_t j0, int nk) {
     load_kv_tile(c, w.b, it.g, j0, nk, it.kt, it.vt);
     c.tiles.qk_packed({.q = it.rows,
                        .rows = static_cast<int>(it.R),
@@ -427,7 +438,7 @@ void prefill_item(const forward_call<E, TK, TV>& c, detail::attention_scratch& s
                          .vt = {it.vt, dvp},
                          .cols = static_cast<int>(dvp),
                          .o = {it.o, dvp}});
-  }
+  });
   end_item(c, it);
 }
 
@@ -518,22 +529,13 @@ void decode_pv(const forward_call<E, TK, TV>& c, const item_state& it, attention
 /// prefetched), softmax_tile between them.
 template <class E, class TK, class TV>
 void decode_item(const forward_call<E, TK, TV>& c, detail::attention_scratch& sc, const work_item& w) {
-  const plan& p = c.p;
   item_state it = begin_item(c, sc, w);
-  const tile_summary& qs = c.t.qsum[w.b * p.nqt + w.qt];
-  const auto [kt0, kt1] = p.key_tiles(w);
-  for (std::ptrdiff_t kti = kt0; kti < kt1; ++kti) {
-    const tile_summary& ks = c.t.ksum[w.b * p.nkt + kti];
-    const tile_class cls = classify(c.o, qs, ks);
-    if (cls == tile_class::skip) continue;
-    const std::ptrdiff_t j0 = kti * p.TK;
-    const int nk = static_cast<int>(std::min<std::ptrdiff_t>(p.TK, p.Sk - j0));
-    if (cls == tile_class::partial) fill_tile_mask(c.mask, w.b, it.i0, it.nq, j0, nk, it.mk, p.TK);
+  for_each_key_tile(c, it, [&](const tile_summary& ks, tile_class cls, std::ptrdiff_t j0, int nk) {
     const bool by_block = c.k.run(j0) < nk && c.k.block_size % 4 == 0;
     const kernels::tile_rows<TV> vr = decode_qk(c, it, sc, j0, nk, by_block);
     softmax_tile(c, it, ks, cls, j0, nk);
     decode_pv(c, it, sc, cls, j0, nk, by_block, vr);
-  }
+  });
   end_item(c, it);
 }
 

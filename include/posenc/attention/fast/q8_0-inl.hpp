@@ -27,31 +27,21 @@ struct qk_q8 {
   float scale;
 
   POSENC_FORCE_INLINE void rows4(int r, const block_q8_0* k, float* out) const {
-    const float *q0 = q[r], *q1 = q[r + 1], *q2 = q[r + 2], *q3 = q[r + 3];
-    vf a0 = set(0.0f), a1 = set(0.0f), a2 = set(0.0f), a3 = set(0.0f), b0 = set(0.0f), b1 = set(0.0f), b2 = set(0.0f),
-       b3 = set(0.0f);
+    const float* const qr[4] = {q[r], q[r + 1], q[r + 2], q[r + 3]};
+    vf a[4] = {set(0.0f), set(0.0f), set(0.0f), set(0.0f)}, b[4] = {set(0.0f), set(0.0f), set(0.0f), set(0.0f)};
     for (int d0 = 0; d0 < D; d0 += 32) {
       const block_q8_0& blk = k[d0 / 32];
       const vf sc = set(blk.d);
-      for (int o = 0; o < 32; o += 2 * FL) {
-        const int d = d0 + o;
-        const vf x = mul(load(blk.qs + o), sc), y = mul(load(blk.qs + o + FL), sc);
-        a0 = fma(load(q0 + d), x, a0), b0 = fma(load(q0 + d + FL), y, b0);
-        a1 = fma(load(q1 + d), x, a1), b1 = fma(load(q1 + d + FL), y, b1);
-        a2 = fma(load(q2 + d), x, a2), b2 = fma(load(q2 + d + FL), y, b2);
-        a3 = fma(load(q3 + d), x, a3), b3 = fma(load(q3 + d + FL), y, b3);
-      }
+      for (int o = 0; o < 32; o += 2 * FL)
+        fma_pair4(qr, d0 + o, mul(load(blk.qs + o), sc), mul(load(blk.qs + o + FL), sc), a, b);
     }
-    hsum4(add(a0, b0), add(a1, b1), add(a2, b2), add(a3, b3), scale, out);
+    store_sums4(a, b, scale, out);
   }
 
   POSENC_FORCE_INLINE void rows4x4(int r, const block_q8_0* k, std::ptrdiff_t ks, float* out, std::ptrdiff_t os) const {
     const float* qr[4] = {q[r], q[r + 1], q[r + 2], q[r + 3]};
     vf acc[4][4];
-#pragma GCC unroll 4
-    for (int t = 0; t < 4; ++t)
-#pragma GCC unroll 4
-      for (int i = 0; i < 4; ++i) acc[t][i] = set(0.0f);
+    fill_block(acc, set(0.0f));
     for (int d0 = 0; d0 < D; d0 += 32) {
       vf sc[4];
 #pragma GCC unroll 4
@@ -70,8 +60,7 @@ struct qk_q8 {
         }
       }
     }
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) hsum4(acc[0][i], acc[1][i], acc[2][i], acc[3][i], scale, out + i * os);
+    store_sums4x4(acc, scale, out, os);
   }
 
   [[nodiscard]] POSENC_FORCE_INLINE float row1(int r, const block_q8_0* k) const {
@@ -103,10 +92,7 @@ struct pv_q8_rows {
                                float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) const {
     for (int c = 0; c < Dv; c += NV * FL, pf = 0) {
       vf acc[NR][NV];
-#pragma GCC unroll 4
-      for (int r = 0; r < NR; ++r)
-#pragma GCC unroll 4
-        for (int i = 0; i < NV; ++i) acc[r][i] = load(o + r * os + c + i * FL);
+      load_block(acc, o + c, os);
       for (int j = 0; j < n; ++j) {
         if (pf != 0) prefetch_l2(pf + static_cast<std::uintptr_t>(j * pf_step), pf_step);
         const block_q8_0& blk = v[j * vs + c / 32];
@@ -121,10 +107,7 @@ struct pv_q8_rows {
           for (int i = 0; i < NV; ++i) acc[r][i] = fma(pb, vv[i], acc[r][i]);
         }
       }
-#pragma GCC unroll 4
-      for (int r = 0; r < NR; ++r)
-#pragma GCC unroll 4
-        for (int i = 0; i < NV; ++i) store(o + r * os + c + i * FL, acc[r][i]);
+      store_block(acc, o + c, os);
     }
   }
 };

@@ -134,37 +134,76 @@ static inline vf load_tail(const T* p, int n) {
   return load(buf);
 }
 
+// A register block of R rows x C vectors: filled with v, loaded from or stored to o (row r at
+// o + r os, vector c at o + r os + c FL). The products start and end their blocks through these.
+template <int R, int C>
+static POSENC_FORCE_INLINE void fill_block(vf (&acc)[R][C], vf v) {
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) acc[r][c] = v;
+}
+template <int R, int C>
+static POSENC_FORCE_INLINE void load_block(vf (&acc)[R][C], const float* o, std::ptrdiff_t os) {
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) acc[r][c] = load(o + r * os + c * FL);
+}
+template <int R, int C>
+static POSENC_FORCE_INLINE void store_block(const vf (&acc)[R][C], float* o, std::ptrdiff_t os) {
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) store(o + r * os + c * FL, acc[r][c]);
+}
+// Four query rows q against one pair of key vectors at d: a[i] += q_i[d, d + FL) x, b[i] += q_i[d + FL, d + 2 FL) y.
+static POSENC_FORCE_INLINE void fma_pair4(const float* const (&q)[4], int d, vf x, vf y, vf (&a)[4], vf (&b)[4]) {
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) a[i] = fma(load(q[i] + d), x, a[i]), b[i] = fma(load(q[i] + d + FL), y, b[i]);
+}
+// The four rows' sums a[i] + b[i], scaled, to out[0..3].
+static POSENC_FORCE_INLINE void store_sums4(const vf (&a)[4], const vf (&b)[4], float scale, float* out) {
+  hsum4(add(a[0], b[0]), add(a[1], b[1]), add(a[2], b[2]), add(a[3], b[3]), scale, out);
+}
+// Four keys x four query rows (acc[t][i]: key t, row i): row i's four sums, scaled, to out + i os.
+static POSENC_FORCE_INLINE void store_sums4x4(const vf (&acc)[4][4], float scale, float* out, std::ptrdiff_t os) {
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) hsum4(acc[0][i], acc[1][i], acc[2][i], acc[3][i], scale, out + i * os);
+}
+
+// y[j] = f(x[j]) for j < n (y may be x), FL values at a time, the tail through a zero-filled buffer.
+template <class F>
+static POSENC_FORCE_INLINE void map_row(const float* x, float* y, int n, const F& f) {
+  int j = 0;
+  for (; j + FL <= n; j += FL) store(y + j, f(load(x + j)));
+  if (j < n) {
+    alignas(64) float buf[FL];
+    store(buf, f(load_tail(x + j, n - j)));
+    for (int i = 0; i < n - j; ++i) y[j + i] = buf[i];
+  }
+}
+struct exp_op {
+  POSENC_FORCE_INLINE vf operator()(vf v) const { return exp_v(v); }
+};
+struct tanh_op {
+  POSENC_FORCE_INLINE vf operator()(vf v) const { return tanh_v(v); }
+};
+struct softcap_op {  // cap tanh(v / cap)
+  vf cap, inv_cap;
+  POSENC_FORCE_INLINE vf operator()(vf v) const { return mul(cap, tanh_v(mul(v, inv_cap))); }
+};
+
 static inline void exp_block(const float* x, float* y, int n) {
-  int j = 0;
-  for (; j + FL <= n; j += FL) store(y + j, exp_v(load(x + j)));
-  if (j < n) {
-    alignas(64) float buf[FL];
-    store(buf, exp_v(load_tail(x + j, n - j)));
-    for (int i = 0; i < n - j; ++i) y[j + i] = buf[i];
-  }
+  map_row(x, y, n, exp_op{});
 }
-
 static inline void tanh_block(const float* x, float* y, int n) {
-  int j = 0;
-  for (; j + FL <= n; j += FL) store(y + j, tanh_v(load(x + j)));
-  if (j < n) {
-    alignas(64) float buf[FL];
-    store(buf, tanh_v(load_tail(x + j, n - j)));
-    for (int i = 0; i < n - j; ++i) y[j + i] = buf[i];
-  }
+  map_row(x, y, n, tanh_op{});
 }
-
 // Logit soft-capping of a score row in place, x[j] = cap tanh(x[j] inv_cap) for j < n (one pass over
 // a row still in L1, after QK^T and before the biases and the mask; only called when the option is set).
 static inline void softcap_row(float* x, int n, float cap, float inv_cap) {
-  const vf c = set(cap), iv = set(inv_cap);
-  int j = 0;
-  for (; j + FL <= n; j += FL) store(x + j, mul(c, tanh_v(mul(load(x + j), iv))));
-  if (j < n) {
-    alignas(64) float buf[FL];
-    store(buf, mul(c, tanh_v(mul(load_tail(x + j, n - j), iv))));
-    for (int i = 0; i < n - j; ++i) x[j + i] = buf[i];
-  }
+  map_row(x, x, n, softcap_op{set(cap), set(inv_cap)});
 }
 
 // The largest of x[0, n), or NaN when one of them is NaN (a NaN logit makes its row NaN, as in sdpa;
@@ -235,10 +274,7 @@ template <int MR>
 static inline void qk_packed_block(const float* const* q, const float* kt, std::ptrdiff_t ldk, int D, float scale,
                                    float* s, std::ptrdiff_t ss) {
   vf acc[MR][nv];
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) acc[r][v] = set(0.0f);
+  fill_block(acc, set(0.0f));
   for (int d = 0; d < D; ++d) {
     const float* kr = kt + d * ldk;
     vf kv[nv];
@@ -285,10 +321,10 @@ static POSENC_FORCE_INLINE void pv_strided_block(const float* p, std::ptrdiff_t 
                                                  std::ptrdiff_t vs, int n, float* o, std::ptrdiff_t os,
                                                  bool accumulate) {
   vf acc[MR][nv];
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) acc[r][v] = accumulate ? load(o + r * os + v * FL) : set(0.0f);
+  if (accumulate)
+    load_block(acc, o, os);
+  else
+    fill_block(acc, set(0.0f));
   for (int j = 0; j < n; ++j) {
     const float* vr = vt + j * vs;
     const float* pj = p + j * pe;
@@ -302,10 +338,7 @@ static POSENC_FORCE_INLINE void pv_strided_block(const float* p, std::ptrdiff_t 
       for (int v = 0; v < nv; ++v) acc[r][v] = fma(pb, vv[v], acc[r][v]);
     }
   }
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) store(o + r * os + v * FL, acc[r][v]);
+  store_block(acc, o, os);
 }
 
 static POSENC_FORCE_INLINE void pv_strided(const float* p, std::ptrdiff_t ps, std::ptrdiff_t pe, int rows,
@@ -379,31 +412,27 @@ struct qk_widen {
   float scale;
 
   POSENC_FORCE_INLINE void rows4(int r, const T* k, float* out) const {
-    const float *q0 = q[r], *q1 = q[r + 1], *q2 = q[r + 2], *q3 = q[r + 3];
-    vf a0 = set(0.0f), a1 = set(0.0f), a2 = set(0.0f), a3 = set(0.0f), b0 = set(0.0f), b1 = set(0.0f), b2 = set(0.0f),
-       b3 = set(0.0f);
+    const float* const qr[4] = {q[r], q[r + 1], q[r + 2], q[r + 3]};
+    vf a[4] = {set(0.0f), set(0.0f), set(0.0f), set(0.0f)}, b[4] = {set(0.0f), set(0.0f), set(0.0f), set(0.0f)};
     int d = 0;
     for (; d + 2 * FL <= D; d += 2 * FL) {
       vf x, y;
       load_pair(k + d, x, y);
-      a0 = fma(load(q0 + d), x, a0), b0 = fma(load(q0 + d + FL), y, b0);
-      a1 = fma(load(q1 + d), x, a1), b1 = fma(load(q1 + d + FL), y, b1);
-      a2 = fma(load(q2 + d), x, a2), b2 = fma(load(q2 + d + FL), y, b2);
-      a3 = fma(load(q3 + d), x, a3), b3 = fma(load(q3 + d + FL), y, b3);
+      fma_pair4(qr, d, x, y, a, b);
     }
     if (d + FL <= D) {
       const vf x = load(k + d);
-      a0 = fma(load(q0 + d), x, a0), a1 = fma(load(q1 + d), x, a1);
-      a2 = fma(load(q2 + d), x, a2), a3 = fma(load(q3 + d), x, a3);
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) a[i] = fma(load(qr[i] + d), x, a[i]);
       d += FL;
     }
     if (d < D) {
       const int t = D - d;
       const vf x = load_tail(k + d, t);
-      b0 = fma(load_tail(q0 + d, t), x, b0), b1 = fma(load_tail(q1 + d, t), x, b1);
-      b2 = fma(load_tail(q2 + d, t), x, b2), b3 = fma(load_tail(q3 + d, t), x, b3);
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) b[i] = fma(load_tail(qr[i] + d, t), x, b[i]);
     }
-    hsum4(add(a0, b0), add(a1, b1), add(a2, b2), add(a3, b3), scale, out);
+    store_sums4(a, b, scale, out);
   }
 
   // Four keys (k + t ks, t < 4: one head's rows of four tokens) against the same four query rows: each q
@@ -412,10 +441,7 @@ struct qk_widen {
   POSENC_FORCE_INLINE void rows4x4(int r, const T* k, std::ptrdiff_t ks, float* out, std::ptrdiff_t os) const {
     const float* qr[4] = {q[r], q[r + 1], q[r + 2], q[r + 3]};
     vf acc[4][4];
-#pragma GCC unroll 4
-    for (int t = 0; t < 4; ++t)
-#pragma GCC unroll 4
-      for (int i = 0; i < 4; ++i) acc[t][i] = set(0.0f);
+    fill_block(acc, set(0.0f));
     int d = 0;
     for (; d + 2 * FL <= D; d += 2 * FL) {
       vf qa[4], qb[4];
@@ -447,8 +473,7 @@ struct qk_widen {
         for (int i = 0; i < 4; ++i) acc[t][i] = fma(load_tail(qr[i] + d, n), x, acc[t][i]);
       }
     }
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) hsum4(acc[0][i], acc[1][i], acc[2][i], acc[3][i], scale, out + i * os);
+    store_sums4x4(acc, scale, out, os);
   }
 
   [[nodiscard]] POSENC_FORCE_INLINE float row1(int r, const T* k) const {
@@ -537,10 +562,7 @@ template <class T, int NR, int NV>
 static inline void pv_direct_block(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, float* o,
                                    std::ptrdiff_t os, std::uintptr_t pf = 0, std::ptrdiff_t pf_step = 0) {
   vf acc[NR][NV];
-#pragma GCC unroll 4
-  for (int r = 0; r < NR; ++r)
-#pragma GCC unroll 4
-    for (int c = 0; c < NV; ++c) acc[r][c] = load(o + r * os + c * FL);
+  load_block(acc, o, os);
   for (int j = 0; j < n; ++j) {
     if (pf != 0) prefetch_l2(pf + static_cast<std::uintptr_t>(j * pf_step), pf_step);
     vf vv[NV];
@@ -558,10 +580,7 @@ static inline void pv_direct_block(const float* p, std::ptrdiff_t ps, const T* v
       for (int c = 0; c < NV; ++c) acc[r][c] = fma(pb, vv[c], acc[r][c]);
     }
   }
-#pragma GCC unroll 4
-  for (int r = 0; r < NR; ++r)
-#pragma GCC unroll 4
-    for (int c = 0; c < NV; ++c) store(o + r * os + c * FL, acc[r][c]);
+  store_block(acc, o, os);
 }
 
 template <class T, int NR>

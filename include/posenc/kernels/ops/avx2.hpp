@@ -57,24 +57,31 @@ POSENC_OPS_INLINE __m256  in_register(__m256 v)  { asm("" : "+v"(v)); return v; 
 POSENC_OPS_INLINE __m256d in_register(__m256d v) { asm("" : "+v"(v)); return v; }
 POSENC_OPS_INLINE __m256  mul_rounded(__m256 a, __m256 b)   { __m256 r = _mm256_mul_ps(a, b); asm("" : "+v"(r)); return r; }
 POSENC_OPS_INLINE __m256d mul_rounded(__m256d a, __m256d b) { __m256d r = _mm256_mul_pd(a, b); asm("" : "+v"(r)); return r; }
-POSENC_OPS_INLINE float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+// The lanes folded by op in one written order (the two 128-bit halves, then within 128 bits):
+// hsum adds them, hmax takes their maximum.
+struct fold_add {
+  POSENC_OPS_INLINE __m128  operator()(__m128 a, __m128 b) const   { return _mm_add_ps(a, b); }
+  POSENC_OPS_INLINE __m128d operator()(__m128d a, __m128d b) const { return _mm_add_pd(a, b); }
+};
+struct fold_max {
+  POSENC_OPS_INLINE __m128  operator()(__m128 a, __m128 b) const   { return _mm_max_ps(a, b); }
+  POSENC_OPS_INLINE __m128d operator()(__m128d a, __m128d b) const { return _mm_max_pd(a, b); }
+};
+template <class Op>
+POSENC_OPS_INLINE float fold(__m256 v, Op op) {
+  __m128 s = op(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = op(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(op(s, _mm_movehdup_ps(s)));
 }
-POSENC_OPS_INLINE double hsum(__m256d v) {
-  const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+template <class Op>
+POSENC_OPS_INLINE double fold(__m256d v, Op op) {
+  const __m128d s = op(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(op(s, _mm_unpackhi_pd(s, s)));
 }
-POSENC_OPS_INLINE float hmax(__m256 v) {
-  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
-}
-POSENC_OPS_INLINE double hmax(__m256d v) {
-  const __m128d s = _mm_max_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-  return _mm_cvtsd_f64(_mm_max_sd(s, _mm_unpackhi_pd(s, s)));
-}
+POSENC_OPS_INLINE float  hsum(__m256 v)  { return fold(v, fold_add{}); }
+POSENC_OPS_INLINE double hsum(__m256d v) { return fold(v, fold_add{}); }
+POSENC_OPS_INLINE float  hmax(__m256 v)  { return fold(v, fold_max{}); }
+POSENC_OPS_INLINE double hmax(__m256d v) { return fold(v, fold_max{}); }
 
 POSENC_OPS_INLINE __m256  flip(__m256 a, __m256 m)    { return _mm256_xor_ps(a, m); }
 POSENC_OPS_INLINE __m256d flip(__m256d a, __m256d m)  { return _mm256_xor_pd(a, m); }

@@ -59,23 +59,28 @@ POSENC_OPS_INLINE __m512d mul_rounded(__m512d a, __m512d b) { __m512d r = _mm512
 // (GCC otherwise folds the load into both, doubling the load traffic of a load-bound loop).
 POSENC_OPS_INLINE __m512  in_register(__m512 v)  { asm("" : "+v"(v)); return v; }
 POSENC_OPS_INLINE __m512d in_register(__m512d v) { asm("" : "+v"(v)); return v; }
-// The float sums in one written order (halves, quarters, then within 128 bits; maskz shuffles: GCC 12
-// warns on the forms that start from undefined vectors), so every compiler adds in the same order.
-POSENC_OPS_INLINE float hsum(__m512 v) {
-  const __m512 h = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(0xFFFF, v, v, 0x4E));
-  const __m512 q = _mm512_add_ps(h, _mm512_maskz_shuffle_f32x4(0xFFFF, h, h, 0xB1));
+// The float lanes folded by op in one written order (halves, quarters, then within 128 bits; maskz
+// shuffles: GCC 12 warns on the forms that start from undefined vectors), the same on every compiler:
+// hsum adds them, hmax takes their maximum.
+struct fold_add {
+  POSENC_OPS_INLINE __m512 operator()(__m512 a, __m512 b) const { return _mm512_add_ps(a, b); }
+  POSENC_OPS_INLINE __m128 operator()(__m128 a, __m128 b) const { return _mm_add_ps(a, b); }
+};
+struct fold_max {
+  POSENC_OPS_INLINE __m512 operator()(__m512 a, __m512 b) const { return _mm512_max_ps(a, b); }
+  POSENC_OPS_INLINE __m128 operator()(__m128 a, __m128 b) const { return _mm_max_ps(a, b); }
+};
+template <class Op>
+POSENC_OPS_INLINE float fold(__m512 v, Op op) {
+  const __m512 h = op(v, _mm512_maskz_shuffle_f32x4(0xFFFF, v, v, 0x4E));
+  const __m512 q = op(h, _mm512_maskz_shuffle_f32x4(0xFFFF, h, h, 0xB1));
   __m128 s = _mm512_castps512_ps128(q);
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+  s = op(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(op(s, _mm_movehdup_ps(s)));
 }
+POSENC_OPS_INLINE float  hsum(__m512 v)  { return fold(v, fold_add{}); }
 POSENC_OPS_INLINE double hsum(__m512d v) { return _mm512_reduce_add_pd(v); }
-POSENC_OPS_INLINE float hmax(__m512 v) {
-  const __m512 h = _mm512_max_ps(v, _mm512_maskz_shuffle_f32x4(0xFFFF, v, v, 0x4E));
-  const __m512 q = _mm512_max_ps(h, _mm512_maskz_shuffle_f32x4(0xFFFF, h, h, 0xB1));
-  __m128 s = _mm512_castps512_ps128(q);
-  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
-}
+POSENC_OPS_INLINE float  hmax(__m512 v)  { return fold(v, fold_max{}); }
 POSENC_OPS_INLINE double hmax(__m512d v) { return _mm512_reduce_max_pd(v); }
 
 POSENC_OPS_INLINE __m512  flip(__m512 a, __m512 m)    { return _mm512_xor_ps(a, m); }

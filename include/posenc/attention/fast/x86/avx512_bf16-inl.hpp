@@ -73,10 +73,7 @@ struct qk_bf16_dot {
   // vector loaded once for four keys; row r + i's four scores to out + i os.
   POSENC_FORCE_INLINE void rows4x4(int r, const bfloat16* k, std::ptrdiff_t ks, float* out, std::ptrdiff_t os) const {
     __m512 acc[4][4];
-#pragma GCC unroll 4
-    for (int t = 0; t < 4; ++t)
-#pragma GCC unroll 4
-      for (int i = 0; i < 4; ++i) acc[t][i] = _mm512_setzero_ps();
+    fill_block(acc, set(0.0f));
     int d = 0;
     for (; d + 64 <= D; d += 64) {
       __m512bh qa[4], qb[4];
@@ -97,8 +94,7 @@ struct qk_bf16_dot {
         for (int i = 0; i < 4; ++i) acc[t][i] = _mm512_dpbf16_ps(acc[t][i], qrow(r + i, d), x);
       }
     }
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) hsum4(acc[0][i], acc[1][i], acc[2][i], acc[3][i], scale, out + i * os);
+    store_sums4x4(acc, scale, out, os);
   }
 
   [[nodiscard]] POSENC_FORCE_INLINE float row1(int r, const bfloat16* k) const {
@@ -126,7 +122,7 @@ static inline void qk_heads_bf16_dot(const qk_in_place& a, const tile_rows<bfloa
 // bits of one call over [0, m): a paged tile block by block (fast/forward.hpp).
 template <int NR, int G>
 static inline void pv_bf16_dot_block(const std::uint32_t* pp, int pps, const bfloat16* v, std::ptrdiff_t vs, int m,
-                                 float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
+                                     float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
   const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
   const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
   const __m512i u0 = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);  // inverse
@@ -172,8 +168,8 @@ static inline void pv_bf16_dot_block(const std::uint32_t* pp, int pps, const bfl
 }
 
 template <int NR>
-static inline void pv_bf16_dot_rows(const float* p, std::ptrdiff_t ps, const bfloat16* v, std::ptrdiff_t vs, int n, int Dv,
-                                float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
+static inline void pv_bf16_dot_rows(const float* p, std::ptrdiff_t ps, const bfloat16* v, std::ptrdiff_t vs, int n,
+                                    int Dv, float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
   constexpr int chunk = 128;  // keys whose p are rounded at a time (pairs of bf16 in one 32-bit word)
   alignas(64) std::uint32_t pp[NR][chunk / 2];
   for (int j0 = 0; j0 < n; j0 += chunk) {
