@@ -174,7 +174,7 @@ void random_cases(int cases, std::uint64_t seed) {
     check_case("alibi general path", in, alibi, m, general);
     if constexpr (std::is_same_v<T, posenc::bfloat16>) {
       // the default: AVX512_BF16 dot products where the CPU has them (decode-shaped calls, D / Dv multiples
-      // of 32), within their own bound (fast/ops/avx512_bf16.hpp); elsewhere the exact kernels
+      // of 32), within their own bound (fast/x86/avx512_bf16-inl.hpp); elsewhere the exact kernels
       posenc::fast_attention_options dot = f;
       dot.bf16_dot_products = true;
       check_case("none, bf16 dot", in, posenc::no_position{}, m, dot, 1.0, bf16_dot_bound);

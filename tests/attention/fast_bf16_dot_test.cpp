@@ -1,5 +1,5 @@
 // tests/attention/fast_bf16_dot_test.cpp — the AVX512_BF16 kernels (fast_attention_options::
-// bf16_dot_products, on by default; fast/ops/avx512_bf16.hpp): bfloat16 K/V on the decode path with the
+// bf16_dot_products, on by default; fast/x86/avx512_bf16-inl.hpp): bfloat16 K/V on the decode path with the
 // default options against sdpa within their documented bound 2^-8 (1 + A) max |v|, in effect by default
 // (errors above the exact path's 5e-7 bound, since q and p are rounded to bfloat16), the exact path
 // still reachable ({.bf16_dot_products = false}: 5e-7 on the same inputs), and bit-identical for any

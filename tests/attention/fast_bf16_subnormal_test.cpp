@@ -1,5 +1,5 @@
 // tests/attention/fast_bf16_subnormal_test.cpp — subnormal bfloat16 values on the decode path. The
-// AVX512_BF16 kernels (fast/ops/avx512_bf16.hpp) flush subnormal inputs and results to 0, so their
+// AVX512_BF16 kernels (fast/x86/avx512_bf16-inl.hpp) flush subnormal inputs and results to 0, so their
 // bound carries an absolute term: |out - sdpa| <= 2^-8 (1 + A) max |v| + (Sk + 2) 2^-126; the fp32
 // kernels (every CPU) keep 5e-7 (1 + A) max |v| + (Sk + 2) 2^-149 (attention/attention.hpp). The
 // AVX512_BF16 case is skipped, with a message, on CPUs without the instruction.

@@ -160,9 +160,9 @@ TEST_CASE("fast kernels: in-place QK^T and PV on bfloat16 / float16 rows, pair o
 
 TEST_CASE("fast kernels: the strided PV of the backward, every ISA", "[fast][kernels]") {
   // With p given transposed (row stride 1, key stride R) the packed PV forms the products of the forward's
-  // layout (key stride 1) in the same order, so the same bits; !accumulate ignores what o held (NaN here); and the sums are those of a double
-  // reference within fp32 rounding. 13 rows: register blocks and
-  // every tail; 37 keys; 128 columns (two 64-column blocks).
+  // layout (key stride 1) in the same order, so the same bits; !accumulate ignores what o held (NaN here); and the sums
+  // are those of a double reference within fp32 rounding. 13 rows: register blocks and every tail; 37 keys; 128 columns
+  // (two 64-column blocks).
   constexpr int R = 13, n = 37, dvp = 128;
   const auto pr = random_values(static_cast<std::size_t>(R * n), 5),
              vr = random_values(static_cast<std::size_t>(n * dvp), 6),

@@ -1,5 +1,5 @@
 // tests/attention/fast_q8_dot_test.cpp — the vpdpbusd key kernels for q8_0 keys (AVX512_VNNI:
-// fast/ops/avx512_vnni.hpp; AVX-VNNI on the AVX2 kernels: fast/ops/avx2_vnni.hpp), chosen by
+// fast/x86/avx512_vnni-inl.hpp; AVX-VNNI on the AVX2 kernels: fast/x86/avx2_vnni.hpp), chosen by
 // fast_attention_options::q8_0_int8_dot_products (on by default): on each ISA whose kernels have one
 // here, decode over q8_0 K equals sdpa on the query quantised as documented (one scale per row,
 // max |q| / 127, quants rounded to nearest, ties to even) and the dequantised K/V within the float
@@ -72,7 +72,7 @@ struct q8_case {
   }
 };
 
-/// q as the kernel quantises it (fast/ops/avx512_vnni.hpp), dequantised: per row of D values,
+/// q as the kernel quantises it (fast/x86/avx512_vnni-inl.hpp), dequantised: per row of D values,
 /// d = max |q| / 127 in fp32, quants round(q / d) to nearest, ties to even.
 std::vector<double> quantised_q(const std::vector<float>& q, std::ptrdiff_t D) {
   std::vector<double> y(q.size());

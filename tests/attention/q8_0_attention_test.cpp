@@ -132,7 +132,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-/// The bound of q8_0_int8_dot_products on the logits (fast/ops/avx512_vnni.hpp), from the 2-norms of q
+/// The bound of q8_0_int8_dot_products on the logits (fast/x86/avx512_vnni-inl.hpp), from the 2-norms of q
 /// and k: scale sum_b (max_b |q| / 254) sum_b |k| <= scale |q| sqrt(D) |k| / 254.
 template <class E>
 double q8_dot_logit_bound(const q8_inputs& x, const E& enc, const posenc::attention_options& o, double growth) {

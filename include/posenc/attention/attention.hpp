@@ -10,7 +10,7 @@
 // trailing argument. q8_0 K/V (core/q8_0.hpp, ggml's block_q8_0) are views of blocks, dim = D / 32,
 // read inside the tiles: bit for bit the float call on the dequantised values (docs/attention.md).
 // Paged K/V caches: attention/paged.hpp; ragged batches (cu_seqlens offsets): attention/ragged.hpp
-// (both for element types, not q8_0).
+// (both for every K/V type above, q8_0 blocks included).
 //
 // Accuracy (tests/attention/fast_attention_test.cpp, every case): with A = max |logit| of the
 // call (scale * |q.k| + |bias|), every output element satisfies
@@ -24,7 +24,7 @@
 // (fast_attention_options::bf16_dot_products), which round q and the probabilities to bfloat16: bound
 // 2^-8 * (1 + A) * max_j |v_j| + (Sk + 2) * 2^-126 there (subnormals flushed), so such CPUs differ
 // from others by up to that much;
-// {.bf16_dot_products = false} keeps the bound above everywhere (fast/ops/avx512_bf16.hpp,
+// {.bf16_dot_products = false} keeps the bound above everywhere (fast/x86/avx512_bf16-inl.hpp,
 // tests/attention/fast_bf16_dot_test.cpp). Subnormal values add an absolute term: fp32 rounds
 // sums below 2^-126 to multiples of 2^-149, so the bound is 5e-7 (1 + A) max_j |v_j| + (Sk + 2) 2^-149
 // (the bfloat16 dot products flush subnormal inputs and results to 0: see avx512_bf16.hpp).

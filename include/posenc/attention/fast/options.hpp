@@ -39,7 +39,7 @@ struct fast_attention_options {
   /// bfloat16 K/V on the decode-shaped (in-place) path: use the CPU's bf16 dot product (AVX512_BF16
   /// vdpbf16ps) where it has one, with D / Dv multiples of 32. On by default there: q and the
   /// probabilities are rounded to bfloat16 before the products, so the bound is
-  /// |out - sdpa| <= 2^-8 (1 + A) max |v| instead of 5e-7 (1 + A) max |v| (fast/ops/avx512_bf16.hpp),
+  /// |out - sdpa| <= 2^-8 (1 + A) max |v| instead of 5e-7 (1 + A) max |v| (fast/x86/avx512_bf16-inl.hpp),
   /// the same order as the bfloat16 rounding the keys and values already carry (2^-9), and the result
   /// differs between CPUs with and without the instruction by up to that bound (never between thread
   /// counts). In exchange a decode step takes about half the instructions per cached byte (measured
@@ -52,7 +52,7 @@ struct fast_attention_options {
   /// AVX-512 kernels, AVX-VNNI on the AVX2 ones) where the CPU has them, with D a multiple of 32. On by default there:
   /// each query row is quantised once per call to int8 with one scale (max |q| / 127), so a logit moves by at most
   /// delta = scale (max |q| / 254) sum |k| <= scale D max|q| max|k| / 254, and
-  /// |out - sdpa| <= (exp(2 delta) - 1) max |v| plus the float bound (fast/ops/avx512_vnni.hpp).
+  /// |out - sdpa| <= (exp(2 delta) - 1) max |v| plus the float bound (fast/x86/avx512_vnni-inl.hpp).
   /// In exchange the key pass takes about a third of the vector instructions (docs/performance.md).
   /// false: q stays fp32 (the q8_0 call gives the float call's bits on the dequantised values). A query
   /// row holding Inf or NaN gives a NaN output row on the int8 path. Ignored where the CPU lacks the

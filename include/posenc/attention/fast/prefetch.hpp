@@ -2,11 +2,10 @@
 // fill, chosen once per process from the CPU. A tuning choice: no result depends on it.
 //
 // The in-place decode kernels (fast/tile-inl.hpp: qk_by_token, pv_direct_block; fast/q8_0-inl.hpp)
-// ask for K/V rows ahead of their use. Measured from DRAM in A/B runs on 2-vCPU machines
-// (docs/performance.md, "What limits decode"): on AMD Zen 5 (family 1Ah) prefetcht0, into L1 and L2,
-// is faster than prefetcht1 on most rows (medians: fp32 head-major 1.20x, f16 head-major 1.19x, fp32 token-major 1.02x;
-// bf16 dot products token-major 0.95x); on Zen 4 prefetcht0 was 1.7x slower. Other CPUs keep
-// prefetcht1, the hint they were measured with. The same choice for every ISA's kernel table.
+// ask for K/V rows ahead of their use. On AMD Zen 5 (family 1Ah) decode from DRAM reads faster with
+// prefetcht0, into L1 and L2, than with prefetcht1 (about 1.2x head-major, even token-major); on
+// Zen 4 prefetcht0 is much slower. Other CPUs keep prefetcht1, the hint their kernels were tuned
+// with. The same choice for every ISA's kernel table (docs/performance.md, "What limits decode").
 #pragma once
 
 #include <posenc/core/platform.hpp>

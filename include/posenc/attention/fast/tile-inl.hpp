@@ -601,7 +601,7 @@ static inline void pv_direct_rows(const float* p, std::ptrdiff_t ps, const T* v,
 
 // PV of every kv head of a decode tile, head by head (rows [gi Rg, (gi + 1) Rg) read head gi's values
 // at v + gi vhs), in blocks of 4 rows: Rows::run<NR>(p, ps, v, vs, n, Dv, o, os) is the row kernel
-// (pv_direct_rows here, the vdpbf16ps one in fast/x86/avx512_bf16.hpp). The next key tile's K rows (pf_bytes
+// (pv_direct_rows here, the vdpbf16ps one in fast/x86/avx512_bf16-inl.hpp). The next key tile's K rows (pf_bytes
 // at pf, or none) are asked for into L2 during this pass, a share per head spread over the keys of the
 // head's first row block: the QK^T pass asks for this tile's V rows, so the memory requests stay spread
 // over both passes (without it the PV pass issued none, and one core overlapped memory and compute badly).

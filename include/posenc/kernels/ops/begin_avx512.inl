@@ -1,6 +1,6 @@
 // posenc/kernels/ops/begin_avx512.inl — opens an AVX-512 (F/BW/DQ/VL) + FMA + F16C target region
 // (no include guard). See begin_avx2.inl; close with end_target.inl. It also enables AVX512_BF16 and
-// AVX512_VNNI for the few kernels that use them (fast/ops/avx512_bf16.hpp, avx512_vnni.hpp), which run
+// AVX512_VNNI for the few kernels that use them (fast/x86/avx512_bf16-inl.hpp, avx512_vnni.hpp), which run
 // only after a CPUID check; nothing else in the region is written with them.
 #if defined(POSENC_OPS_REGION_OPEN_)
 #error "posenc: target regions do not nest"
