@@ -49,6 +49,7 @@
 #include <posenc/attention/fast/workspace.hpp>
 #include <posenc/attention/options.hpp>
 #include <posenc/concepts.hpp>
+#include <posenc/core/element.hpp>
 #include <posenc/core/tensor_view.hpp>
 
 namespace posenc::inline v0 {

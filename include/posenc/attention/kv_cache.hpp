@@ -29,6 +29,7 @@
 #include <posenc/attention/sdpa.hpp>
 #include <posenc/concepts.hpp>
 #include <posenc/core/checked.hpp>
+#include <posenc/core/element.hpp>
 #include <posenc/core/errors.hpp>
 #include <posenc/core/q8_0.hpp>
 #include <posenc/core/tensor_view.hpp>

@@ -22,6 +22,7 @@
 
 #include <posenc/attention/attention.hpp>
 #include <posenc/attention/fast/sequences.hpp>
+#include <posenc/core/element.hpp>
 #include <posenc/encoders/no_position.hpp>
 
 namespace posenc::inline v0 {

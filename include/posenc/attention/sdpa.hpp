@@ -24,6 +24,7 @@
 #include <posenc/concepts.hpp>
 #include <posenc/core/assert.hpp>
 #include <posenc/core/checked.hpp>
+#include <posenc/core/element.hpp>
 #include <posenc/core/errors.hpp>
 #include <posenc/core/tensor_view.hpp>
 

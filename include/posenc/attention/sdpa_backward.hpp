@@ -31,6 +31,7 @@
 #include <posenc/attention/rules.hpp>
 #include <posenc/attention/sdpa.hpp>
 #include <posenc/concepts.hpp>
+#include <posenc/core/element.hpp>
 #include <posenc/core/errors.hpp>
 #include <posenc/core/tensor_view.hpp>
 

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <posenc/core/element.hpp>
 #include <posenc/core/parallel.hpp>
 #include <posenc/kernels/angles.hpp>
 #include <posenc/kernels/arm/neon.hpp>
