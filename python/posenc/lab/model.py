@@ -1,6 +1,6 @@
 """The lab's tiny byte-level language model in PyTorch, with posenc's attention op and encoders.
 
-The same model, initialisation, data order and optimiser as the C++ lab (examples/trainer/tiny_lm.hpp):
+The same model, initialisation, data order and optimiser as the C++ lab (cli/trainer/tiny_lm.hpp):
 vocabulary 256, pre-LayerNorm blocks of causal multi-head attention and a GELU (tanh) MLP, a final
 LayerNorm, an untied output layer; weights drawn from splitmix64 / Box-Muller streams seeded as
 there, so a run starts from the C++ model's exact weights; Adam (0.9 / 0.99, eps 1e-8) with 50

@@ -1,5 +1,5 @@
 """Training and evaluation of the lab (see posenc.lab): corpus, data order, the bits-per-byte measure
-and the table, as the C++ lab (examples/trainer/lab.hpp) defines them, on one process or on the
+and the table, as the C++ lab (cli/trainer/lab.hpp) defines them, on one process or on the
 ranks of a torch.distributed group (each rank takes its slice of every global batch; gradients are
 averaged by DistributedDataParallel; evaluation windows are shared out and their losses summed)."""
 
