@@ -164,7 +164,7 @@ inline std::string applied_text(const posenc::architecture& a) {
         add("rotary_dim (default " + fmt(a.default_partial) + ")");
         break;
       case partial_rule::qk_rope_head_dim:
-        add("qk_rope_head_dim slice of [nope | rope]");
+        add("qk_rope_head_dim slice of [nope, rope]");
         break;
       case partial_rule::full:
         break;
@@ -235,6 +235,7 @@ inline std::string applied_text(const posenc::architecture& a) {
       break;
   }
   if (a.period_first) add("full layers where i % period == 0");
+  if (a.first_layer_full) add("layer 0 full");
   switch (a.nope) {
     case nope_rule::none:
     case nope_rule::no_rope_layers:

@@ -316,13 +316,14 @@ FORWARD = {
     # with use_bidirectional_attention, modeling_gemma3.py line 320); T5's modules say is_decoder (the layers counted
     # are the encoder's, modeling_t5.py T5Attention)
     "module_causality": {"bert", "roberta", "eurobert", "nomic_bert", "modernbert", "jina_embeddings_v3", "gemma3_text",
-                         "t5"},
+                         "t5", "umt5"},
     # the positional family of models that do not rotate: f(config)
     "positional": {
         "bloom": lambda c: "alibi",  # modeling_bloom.py: build_alibi_tensor on every layer
         "mpt": lambda c: "alibi",  # modeling_mpt.py: build_mpt_alibi_tensor, whatever attn_config says
         "falcon": lambda c: "alibi" if c.alibi else None,  # modeling_falcon.py: FalconModel.use_alibi
         "t5": lambda c: "t5_buckets",  # modeling_t5.py: relative_attention_bias
+        "umt5": lambda c: "t5_buckets",  # modeling_umt5.py: relative_attention_bias in every layer
         "gpt2": lambda c: "learned",  # modeling_gpt2.py: wpe
         "gpt_bigcode": lambda c: "learned",  # modeling_gpt_bigcode.py: wpe
         "gpt_neo": lambda c: "learned",  # modeling_gpt_neo.py: wpe
@@ -351,6 +352,7 @@ FORWARD = {
     # softmax scales that no module attribute holds: f(config, attention module, attribute scale)
     "scale": {
         "t5": lambda c, a, s: 1.0,  # modeling_t5.py: no 1/sqrt(d) (the initialisation absorbs it)
+        "umt5": lambda c, a, s: 1.0,  # modeling_umt5.py: the same
         # modeling_falcon_h1.py: k = k_proj(x * attention_in_multiplier) * key_multiplier, q = q_proj(x * in)
         "falcon_h1": lambda c, a, s: s * c.key_multiplier * c.attention_in_multiplier ** 2,
         "gpt_neo": lambda c, a, s: 1.0,  # modeling_gpt_neo.py: no division of q.k
@@ -414,7 +416,10 @@ def layout_of(ns, out, config):
 def pick(ns, suffix, text_model):
     """The decoder's class of a modeling file ending in `suffix` (not a vision / audio / encoder one)."""
     skip = ("Vision", "Audio", "Visual", "Cross", "Encoder", "Speech", "Image", "Patch", "Flash", "Sdpa", "Vit", "MLP")
-    names = [n for n, v in ns.items() if inspect.isclass(v) and n.endswith(suffix) and not any(s in n for s in skip)]
+    def own(n):  # the part of a class name after the model's own (MiMoV2Flash is not a FlashAttention class)
+        return n[len(text_model):] if n.lower().startswith(text_model.lower()) else n
+
+    names = [n for n, v in ns.items() if inspect.isclass(v) and n.endswith(suffix) and not any(s in own(n) for s in skip)]
     names.sort(key=lambda n: (text_model.lower() not in n.lower(), len(n)))
     return ns[names[0]] if names else None
 

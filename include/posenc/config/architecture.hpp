@@ -160,7 +160,8 @@ struct architecture {
   bool indices_default_attention = false;           ///< hybrid_indices without the key: every layer attention (LFM2)
   int default_period = 0;                           ///< class default of the pattern / interval / period
   int default_offset = 0;                           ///< class default of attn_layer_offset (Jamba)
-  bool period_first = false;  ///< period rule: layer i is full iff i % period == 0 (else (i + 1) % period == 0)
+  bool first_layer_full = false;  ///< the class-default period also makes layer 0 full (MiMo-V2-Flash)
+  bool period_first = false;      ///< period rule: layer i is full iff i % period == 0 (else (i + 1) % period == 0)
   std::optional<std::int64_t> default_window{};  ///< class default of sliding_window
   int default_max_window_layers = 0;             ///< Qwen2 family
   nope_rule nope = nope_rule::none;

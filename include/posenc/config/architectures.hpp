@@ -49,7 +49,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 134> table{{
+inline constexpr std::array<architecture, 136> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .gguf_arch = "llama",
@@ -725,6 +725,17 @@ inline constexpr std::array<architecture, 134> table{{
                 "0, sliding_window 512, theta 1e6 / local 1e4, final_logit_softcapping 30); modeling_gemma3n.py "
                 "(scaling = 1.0: q/k norms; query_pre_attn_scalar not read); llama.cpp@b97ebdc9 "
                 "src/models/gemma3n-iswa.cpp (kq_scale 1, set_swa_pattern(5): the per-layer array is not read)"},
+    {.family = "Gemma 4",
+     .hf_model_type = "gemma4_text",
+     .hf_aliases = "gemma4,gemma4_unified,gemma4_unified_text",
+     .gguf_arch = "gemma4",
+     .refused = "global_head_dim: Gemma 4's full-attention layers have their own head width (global_head_dim, 512 by "
+                "default) and key/value head count, share K/V across the last num_kv_shared_layers and rotate with "
+                "the 'proportional' partial RoPE over that width; posenc's layered configuration has one head width",
+     .sources = "models/gemma4/configuration_gemma4.py transformers@decba1d2 lines 171-210 (global_head_dim, "
+                "num_global_key_value_heads, attention_k_eq_v, num_kv_shared_layers, per-layer-type rope_parameters "
+                "with proportional partial_rotary_factor 0.25 on full layers); modeling_gemma4.py (scaling 1.0); "
+                "llama.cpp@b97ebdc9 src/models/gemma4-iswa.cpp, convert_hf_to_gguf.py Gemma4Model"},
     {.family = "Gemma embedding (GGUF)",
      .gguf_arch = "gemma-embedding",
      .default_theta = 1000000,
@@ -860,6 +871,16 @@ inline constexpr std::array<architecture, 134> table{{
      .refused = "layer_types: RWKV time-mixing replaces every attention layer: no attention",
      .sources = "models/rwkv/modeling_rwkv.py transformers@decba1d2 (RWKV-4); llama.cpp@b97ebdc9 "
                 "src/models/rwkv6.cpp, rwkv7.cpp, arwkv7.cpp (recurrent architectures)"},
+    {.family = "LongCat-Flash",
+     .hf_model_type = "longcat_flash",
+     .hf_layout = inter,
+     .partial = partial_rule::qk_rope_head_dim,
+     .refused = "kv_lora_rank: LongCat-Flash multiplies the query by sqrt(hidden_size / q_lora_rank) and the latent "
+                "keys by sqrt(hidden_size / kv_lora_rank) before attention, so the logits' rotated and unrotated parts "
+                "scale differently; a layer also holds two attention sublayers",
+     .sources = "models/longcat_flash/modeling_longcat_flash.py transformers@decba1d2 lines 279-333, 380-383, 424-426 "
+                "(MLA, interleaved rotation, mla_scale_q_lora / mla_scale_kv_lora, self_attn[0..1]); "
+                "configuration_longcat_flash.py lines 84-119 (num_hidden_layers = 2 x num_layers)"},
     {.family = "MiniCPM",
      .hf_model_type = "minicpm",
      .gguf_arch = "minicpm",

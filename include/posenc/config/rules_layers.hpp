@@ -290,7 +290,9 @@ inline std::optional<kinds_t> period_kinds(const context& c, int n, const std::o
   if (!c.known || !c.A.default_period) return std::nullopt;
   if (c.A.nope == nope_rule::non_sliding_if_window && !window)
     return kinds_t(static_cast<std::size_t>(n), layer_attention::full);
-  return from_period(n, c.A.default_period, first);
+  kinds_t k = from_period(n, c.A.default_period, first);
+  if (c.A.first_layer_full && !k.empty()) k[0] = layer_attention::full;
+  return k;
 }
 
 /// Whether each layer's RoPE survives the NoPE-layer keys (no_rope_layers: 1 rotates, 0 NoPE;
