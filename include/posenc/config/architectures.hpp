@@ -49,7 +49,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 136> table{{
+inline constexpr std::array<architecture, 137> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .gguf_arch = "llama",
@@ -881,6 +881,26 @@ inline constexpr std::array<architecture, 136> table{{
      .sources = "models/longcat_flash/modeling_longcat_flash.py transformers@decba1d2 lines 279-333, 380-383, 424-426 "
                 "(MLA, interleaved rotation, mla_scale_q_lora / mla_scale_kv_lora, self_attn[0..1]); "
                 "configuration_longcat_flash.py lines 84-119 (num_hidden_layers = 2 x num_layers)"},
+    {.family = "MiMo-V2-Flash",
+     .hf_model_type = "mimo_v2_flash",
+     .gguf_arch = "mimo2",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.334,
+     .default_theta = 5000000,
+     .default_head_dim = 192,
+     .layers = layer_rule::period,
+     .default_period = 6,
+     .first_layer_full = true,
+     .default_window = 128,
+     .local_rope = local_rope_rule::local_base,
+     .default_local_theta = 10000,
+     .sinks = true,
+     .sinks_sliding_only = true,
+     .sources = "models/mimo_v2_flash/configuration_mimo_v2_flash.py transformers@decba1d2 lines 104-137 (head_dim "
+                "192, sliding_window 128, layer_types full iff i == 0 or (i + 1) % 6 == 0, rope_parameters full "
+                "5e6 / sliding 1e4 with partial_rotary_factor 0.334); modeling_mimo_v2_flash.py lines 345-410 "
+                "(scaling head_dim^-0.5, sinks on sliding layers only; attention_value_scale multiplies V); "
+                "llama.cpp@b97ebdc9 src/models/mimo2-iswa.cpp (NEOX, per-layer sliding_window_pattern array)"},
     {.family = "MiniCPM",
      .hf_model_type = "minicpm",
      .gguf_arch = "minicpm",
