@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -235,6 +236,35 @@ TEST_CASE("architecture table: names are unique, sources cited, refusals worded"
   CHECK(find_hf_architecture("gemma3")->family == "Gemma 3");
   CHECK(find_gguf_architecture("command-r")->family == "Cohere / Command-R");
   CHECK(find_hf_architecture("no_such_model") == nullptr);
+}
+
+TEST_CASE("architecture table: every architecture llama.cpp names is a row, exact or refused", "[conformance]") {
+  // LLM_ARCH_NAMES, src/llama-arch.cpp at llama.cpp@b97ebdc9 (126 names)
+  // clang-format off
+  static constexpr std::string_view llama_cpp[] = {
+      "clip", "llama", "llama4", "deci", "falcon", "grok", "gpt2", "gptj", "gptneox", "mpt", "baichuan",
+      "starcoder", "refact", "bert", "modern-bert", "nomic-bert", "nomic-bert-moe", "neo-bert", "jina-bert-v2",
+      "jina-bert-v3", "eurobert", "bloom", "stablelm", "qwen", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe",
+      "qwen3next", "qwen3vl", "qwen3vlmoe", "qwen35", "qwen35moe", "phi2", "phi3", "phimoe", "plamo", "plamo2",
+      "plamo3", "codeshell", "orion", "internlm2", "minicpm", "minicpm3", "gemma", "gemma2", "gemma3", "gemma3n",
+      "gemma4", "gemma-embedding", "starcoder2", "mamba", "mamba2", "jamba", "falcon-h1", "xverse", "command-r",
+      "cohere2", "dbrx", "olmo", "olmo2", "olmoe", "openelm", "arctic", "deepseek", "deepseek2", "deepseek2-ocr",
+      "chatglm", "glm4", "glm4moe", "glm-dsa", "bitnet", "t5", "t5encoder", "jais", "jais2", "nemotron",
+      "nemotron_h", "nemotron_h_moe", "exaone", "exaone4", "exaone-moe", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7",
+      "granite", "granitemoe", "granitehybrid", "chameleon", "wavtokenizer-dec", "plm", "bailingmoe",
+      "bailingmoe2", "dots1", "arcee", "afmoe", "ernie4_5", "ernie4_5-moe", "hunyuan-moe", "hunyuan-dense",
+      "hunyuan_vl", "smollm3", "gpt-oss", "lfm2", "lfm2moe", "dream", "smallthinker", "llada", "llada-moe",
+      "seed_oss", "grovemoe", "apertus", "minimax-m2", "cogvlm", "rnd1", "pangu-embedded", "mistral3", "mistral4",
+      "paddleocr", "mimo2", "step35", "llama-embed", "maincoder", "kimi-linear"};
+  // clang-format on
+  static_assert(std::size(llama_cpp) == 126);
+  for (const std::string_view name : llama_cpp) {
+    INFO(name);
+    const architecture* a = find_gguf_architecture(name);
+    REQUIRE(a != nullptr);
+    CHECK(!a->sources.empty());
+  }
+  CHECK(architectures().size() >= 110);
 }
 
 TEST_CASE("loaders: what the confirmed mismatches load as now", "[conformance]") {
