@@ -44,7 +44,7 @@ def peak_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def run_case(impl: str, enc: str, S: int, H: int, D: int, reps: int) -> dict:
+def run_case(impl: str, enc: str, S: int, H: int, D: int, reps: int, clock: str = "wall") -> dict:
     os.environ["POSENC_NUM_THREADS"] = "1"
     import torch
 
@@ -130,19 +130,21 @@ def run_case(impl: str, enc: str, S: int, H: int, D: int, reps: int) -> dict:
                 w.grad = None
             return qq.grad
 
+    now = time.perf_counter if clock == "wall" else time.process_time
     step()  # warm-up
     times = []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0 = now()
         step()
-        times.append(time.perf_counter() - t0)
+        times.append(now() - t0)
     return {"seconds": statistics.median(times), "min": min(times), "peak_mib": (peak_kib() - base) / 1024.0}
 
 
 def spawn(impl, enc, a) -> dict:
     env = dict(os.environ, POSENC_NUM_THREADS="1", OMP_NUM_THREADS="1")
     cmd = [sys.executable, os.path.abspath(__file__), "--case", impl, enc, "--tokens", str(a.tokens), "--heads",
-           str(a.heads), "--head-dim", str(a.head_dim), "--reps", str(a.reps if impl != "torch" else a.torch_reps)]
+           str(a.heads), "--head-dim", str(a.head_dim), "--reps", str(a.reps if impl != "torch" else a.torch_reps),
+           "--clock", a.clock]
     res = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -186,11 +188,13 @@ def table(a, results) -> str:
     lines = [
         f"Machine: {machine()}; torch {torch.__version__} on {blas()}, one thread; run "
         f"{datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()}.",
-        f"Command: `python/bench/bench_attention.py --tokens {a.tokens} --heads {a.heads} --head-dim {a.head_dim}`"
+        f"Command: `python/bench/bench_attention.py --tokens {a.tokens} --heads {a.heads} --head-dim {a.head_dim}"
+        f"{' --clock cpu' if a.clock == 'cpu' else ''}`"
         " (the OpenBLAS line of the script's header for torch's best BLAS)",
         "",
         f"Causal self-attention, 1 x {a.tokens} tokens, {a.heads} heads of {a.head_dim}, float32, forward + backward "
-        "(median of the runs). Memory: peak resident growth over the inputs.",
+        f"(median of the runs; {'wall-clock' if a.clock == 'wall' else 'process CPU'} time). Memory: peak resident "
+        "growth over the inputs.",
         "",
         "| encoding | torch 1.13 matmul-softmax-matmul | posenc.torch.attention | speed-up | torch peak | posenc peak |"
         " posenc raw C++ calls | op / raw |",
@@ -214,10 +218,12 @@ def main():
     ap.add_argument("--head-dim", type=int, default=64)
     ap.add_argument("--reps", type=int, default=7, help="timed runs of each posenc case")
     ap.add_argument("--torch-reps", type=int, default=3, help="timed runs of each torch case")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="time steps by the wall clock or by the process's CPU time (robust to other load)")
     ap.add_argument("--markdown", metavar="FILE", help="replace the python-bench section of FILE")
     a = ap.parse_args()
     if a.case:
-        print(json.dumps(run_case(a.case[0], a.case[1], a.tokens, a.heads, a.head_dim, a.reps)))
+        print(json.dumps(run_case(a.case[0], a.case[1], a.tokens, a.heads, a.head_dim, a.reps, a.clock)))
         return
     results = {}
     for enc in ("alibi", "t5", "rope"):
