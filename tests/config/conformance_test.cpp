@@ -5,6 +5,7 @@
 // layout / rotary dim / magnitude, window, chunk, sinks, softmax scale, soft-cap, ALiBi,
 // temperature. The GGUF pair layout is the one llama.cpp rotates (convert_hf_to_gguf.py permutes
 // q/k for some families), given by the file's gguf_layout when it differs from HF's.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -478,6 +479,15 @@ TEST_CASE("loaders: what the confirmed mismatches load as now", "[conformance]")
     CHECK(l.layers[0].attention == layer_attention::full);
     CHECK(l.layers[0].softmax_scale == 1.0 / std::sqrt(128.0));
     CHECK(l.warnings.size() >= 2);
+    // a multiplier of V (MiMo-V2-Flash) is the caller's: reported, the logits unchanged
+    const auto m = cfg({{"model_type", "mimo_v2_flash"},
+                        {"hidden_size", 4096},
+                        {"num_attention_heads", 64},
+                        {"num_hidden_layers", 2},
+                        {"attention_value_scale", 0.707}});
+    CHECK(m.layers[0].softmax_scale == 1.0 / std::sqrt(192.0));
+    CHECK(std::any_of(m.warnings.begin(), m.warnings.end(),
+                      [](const std::string& w) { return w.find("attention_value_scale") != std::string::npos; }));
   }
 }
 

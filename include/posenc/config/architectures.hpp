@@ -25,9 +25,10 @@ namespace posenc::inline v0 {
 /// Keys posenc reads and reports in `warnings` because they do not change the attention it computes:
 /// what they act on is outside it (projections, embeddings, the LM head) or the family's reference
 /// does not read them. (key, why) pairs, for docs/configs.md.
-inline constexpr std::array<std::pair<std::string_view, std::string_view>, 12> no_effect_keys{{
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 13> no_effect_keys{{
     {"use_qk_norm / qk_layernorm", "norms on the q/k projections: the caller's, before attention"},
     {"attn_config.clip_qkv", "MPT clamps the q/k/v projections: the caller's, before attention"},
+    {"attention_value_scale", "MiMo-V2-Flash multiplies the value projection: the caller's, on V"},
     {"logit_scale / logits_scaling", "Cohere / Granite multiply the LM-head logits"},
     {"embedding_multiplier / residual_multiplier", "Granite's embedding and residual scales"},
     {"sliding_window (uniform families)", "Llama-style models attend fully; their modeling code does not read it"},

@@ -448,8 +448,8 @@ inline void rule_unknown_rotary_keys(const context& c) {
 inline void rule_no_effect_keys(const context& c) {
   if (c.v.gguf()) return;
   const auto& t = c.top();
-  for (const char* k :
-       {"use_qk_norm", "qk_layernorm", "logit_scale", "logits_scaling", "embedding_multiplier", "residual_multiplier"})
+  for (const char* k : {"use_qk_norm", "qk_layernorm", "logit_scale", "logits_scaling", "embedding_multiplier",
+                        "residual_multiplier", "attention_value_scale"})
     if (const config_value* v = t.get(k);
         v && !(v->is_bool() && !v->as_bool()) &&
         !(v->is_number() && v->as_number() == 1.0 && std::string_view(k) != "logit_scale"))
