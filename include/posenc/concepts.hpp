@@ -1,11 +1,13 @@
 // posenc/concepts.hpp — the one concept every encoder models, and one refinement per hook point.
 //
-// An encoding acts on attention at one or more of four points (docs/design.md §3, docs/spec.md §0):
+// An encoding acts on attention at one or more of six points (docs/design.md §3, docs/spec.md §0):
 //
-//   additive      x[p] += PE(p) on the token embedding, before the projections  (learned, sinusoidal)
-//   qk_transform  q, k rewritten from their own positions, before scores/cache  (RoPE, xPos)
-//   score_bias    logit(h, i, j) += b(h, pos_i, pos_j), after scaling            (ALiBi, T5)
-//   relative_kv   logit += q_i . aK(i, j) (scaled with q.k); out_i += sum_j p_ij aV(i, j)   (Shaw)
+//   additive        x[p] += PE(p) on the token embedding, before the projections  (learned, sinusoidal)
+//   qk_transform    q, k rewritten from their own positions, before scores/cache  (RoPE, xPos, vision RoPE)
+//   score_bias      logit(h, i, j) += b(h, pos_i, pos_j), after scaling            (ALiBi, T5, FIRE, KERPLE)
+//   relative_kv     logit += q_i . aK(i, j) (scaled with q.k); out_i += sum_j p_ij aV(i, j)   (Shaw, DeBERTa c2p)
+//   relative_query  logit += k_j . aQ(i, j) (scaled with q.k)                     (DeBERTa p2c)
+//   contextual      logit += q_i . e(p_ij), p_ij a sum of content gates            (CoPE)
 //
 // An encoder is an immutable, copyable value that models exactly the hooks it needs; the attention
 // asks with `if constexpr` which ones, so an unused hook costs nothing. This header defines the
@@ -101,6 +103,60 @@ concept distance_relative_kv_encoding = relative_kv_encoding<E> &&
   { e.relative_distance_range() } -> std::convertible_to<distance_range>;
 };
 
+/// Hook 5 (He et al. 2021, DeBERTa eq. 4, position-to-content): `relative_query(h, pos_q, pos_k)` is
+/// the vector aQ whose dot product with the KEY k_j is added to q_i . k_j before scaling, the mirror
+/// of hook 4's aK (which meets the query). head_dim() entries.
+template <class E>
+concept relative_query_encoding = positional_encoding<E> &&
+    requires(const E& e, std::ptrdiff_t h, std::int64_t i, std::int64_t j) {
+  { e.head_dim() } -> std::convertible_to<std::ptrdiff_t>;
+  { e.relative_query(h, i, j) } -> std::convertible_to<std::span<const double>>;
+};
+
+/// Refinement of hook 5: relative_query(h, pos_q, pos_k) == relative_query_at_distance(h, pos_k -
+/// pos_q), constant outside relative_distance_range(). A fused attention forms k_j . aQ per key row
+/// over that range and gathers it by distance, as it does q_i . aK for hook 4.
+template <class E>
+concept distance_relative_query_encoding = relative_query_encoding<E> &&
+    requires(const E& e, std::ptrdiff_t h, std::int64_t d) {
+  { e.relative_query_at_distance(h, d) } -> std::convertible_to<std::span<const double>>;
+  { e.relative_distance_range() } -> std::convertible_to<distance_range>;
+};
+
+/// The vectors the gates of hook 6 meet the query with.
+enum class contextual_gate_source : unsigned char {
+  keys,    ///< g_ij = gate(q_i . k_j), k after hook 2 (CoPE's default)
+  values,  ///< g_ij = gate(q_i . v_j) (CoPE's --cope-val-gates)
+};
+
+/// Hook 6 (Golovneva et al. 2024, CoPE eq. 3-5): positions computed from content. For query i and
+/// each visible key j: the gate g_ij = gate(q_i . c_j) (c: gate_source()), the contextual position
+/// p_ij = min(sum of g_ik over the visible keys k at or after j in key order, max_position()), and
+/// the term t_ij = position_logit(h, q_i, p_ij) (q_i . e_h(p_ij), an embedding interpolated at the
+/// fractional position). t_ij is added to q_i . k_j before scaling when position_term_scaled(),
+/// else to the scaled logit (with the score biases).
+template <class E>
+concept contextual_position_encoding = positional_encoding<E> &&
+    requires(const E& e, std::ptrdiff_t h, double x, std::span<const double> q) {
+  { e.head_dim() } -> std::convertible_to<std::ptrdiff_t>;
+  { e.gate_source() } -> std::convertible_to<contextual_gate_source>;
+  { e.gate(x) } -> std::convertible_to<double>;
+  { e.max_position() } -> std::convertible_to<double>;
+  { e.position_logit(h, q, x) } -> std::convertible_to<double>;
+  { e.position_term_scaled() } -> std::convertible_to<bool>;
+};
+
+/// Backward of hook 6: `gate_derivative(x)` = d gate / d x; `position_logit_slope(h, q, p)` = d
+/// position_logit / d p (at an integer p the reference's autograd gives 0); and
+/// `accumulate_position_query_gradient(h, p, w, dq)`: dq += w * e_h(p) (head_dim() values).
+template <class E>
+concept contextual_position_backward_encoding = contextual_position_encoding<E> &&
+    requires(const E& e, std::ptrdiff_t h, double x, std::span<const double> q, std::span<double> g) {
+  { e.gate_derivative(x) } -> std::convertible_to<double>;
+  { e.position_logit_slope(h, q, x) } -> std::convertible_to<double>;
+  e.accumulate_position_query_gradient(h, x, x, g);
+};
+
 /// Optional: an encoder that asks the attention to multiply its softmax scale (DeepSeek YaRN's
 /// mscale^2). The attention multiplies its scale by `softmax_scale_multiplier()` when present.
 template <class E>
@@ -168,6 +224,26 @@ concept trainable_relative_kv_encoding = relative_kv_encoding<E> && trainable_en
   e.accumulate_relative_value_gradient(h, i, j, w, xd, g);
 };
 
+/// Backward of hook 5 with parameters (DeBERTa's projected tables): `accumulate_relative_query_gradient(h,
+/// pos_q, pos_k, w, x, grad)` adds w * x (x: head_dim() values) to the gradient of the aQ row
+/// relative_query(h, pos_q, pos_k) returned.
+template <class E>
+concept trainable_relative_query_encoding = relative_query_encoding<E> && trainable_encoding<E> &&
+    requires(const E& e, std::ptrdiff_t h, std::int64_t i, std::int64_t j, double w, std::span<const float> xf,
+             std::span<const double> xd, std::span<double> g) {
+  e.accumulate_relative_query_gradient(h, i, j, w, xf, g);
+  e.accumulate_relative_query_gradient(h, i, j, w, xd, g);
+};
+
+/// Backward of hook 6 with parameters (CoPE's embeddings): `accumulate_position_gradient(h, p, w, q,
+/// grad)` adds w * dt/d(e rows) to the gradient of the embedding rows position_logit(h, q, p) read:
+/// w (1 - frac p) q to row floor(p), w frac(p) q to row ceil(p).
+template <class E>
+concept trainable_contextual_position_encoding = contextual_position_backward_encoding<E> && trainable_encoding<E> &&
+    requires(const E& e, std::ptrdiff_t h, double x, std::span<const double> q, std::span<double> g) {
+  e.accumulate_position_gradient(h, x, x, q, g);
+};
+
 /// The hooks an encoder models, as bits, for static checks and diagnostics.
 enum hook : unsigned {
   hook_none = 0,
@@ -175,12 +251,26 @@ enum hook : unsigned {
   hook_qk_transform = 1u << 1,
   hook_score_bias = 1u << 2,
   hook_relative_kv = 1u << 3,
+  hook_relative_query = 1u << 4,
+  hook_contextual_position = 1u << 5,
 };
 
 template <class E>
 inline constexpr unsigned hooks_of = (additive_encoding<E> ? hook_additive : 0u) |
                                      (qk_transform_encoding<E> ? hook_qk_transform : 0u) |
                                      (score_bias_encoding<E> ? hook_score_bias : 0u) |
-                                     (relative_kv_encoding<E> ? hook_relative_kv : 0u);
+                                     (relative_kv_encoding<E> ? hook_relative_kv : 0u) |
+                                     (relative_query_encoding<E> ? hook_relative_query : 0u) |
+                                     (contextual_position_encoding<E> ? hook_contextual_position : 0u);
+
+/// The hooks posenc::attention and attention_backward (the fused path) compute inside their tiles.
+/// Hooks 5 and 6 are computed by sdpa and sdpa_backward only: the fused entry points refuse an
+/// encoder that models them, at compile time, rather than leave a term out.
+inline constexpr unsigned fused_attention_hooks =
+    hook_additive | hook_qk_transform | hook_score_bias | hook_relative_kv;
+
+/// Whether the fused attention computes every hook of E.
+template <class E>
+inline constexpr bool fused_attention_supports = (hooks_of<E> & ~fused_attention_hooks) == 0u;
 
 }  // namespace posenc::inline v0

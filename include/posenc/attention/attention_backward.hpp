@@ -45,6 +45,9 @@ void attention_backward(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, te
                         std::span<const float> lse, tensor_view<DO> dout, tensor_view<float> dq, tensor_view<float> dk,
                         tensor_view<float> dv, const E& encoder, const attention_options& options = {},
                         const attention_gradients& grads = {}, const fast_attention_options& fast = {}) {
+  static_assert(fused_attention_supports<E>,
+                "posenc::attention_backward does not compute hook 5 (relative_query: DeBERTa's "
+                "position-to-content term) or hook 6 (contextual positions: CoPE); use posenc::sdpa_backward");
   static_assert(detail::backward_supported<E>,
                 "attention_backward: the encoder's q/k transform has no backward "
                 "(qk_transform_backward_encoding)");

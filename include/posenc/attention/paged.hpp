@@ -137,6 +137,9 @@ void paged_attention(tensor_view<const float> q, const paged_kv<TK, TV>& kv, ten
 template <maybe_const<float> Q, kv_element TK, kv_element TV, positional_encoding E>
 void attention(tensor_view<Q> q, const paged_kv<TK, TV>& kv, tensor_view<float> out, const E& encoder,
                const attention_options& options = {}, const fast_attention_options& fast = {}) {
+  static_assert(fused_attention_supports<E>,
+                "posenc::attention does not compute hook 5 (relative_query: DeBERTa's position-to-content "
+                "term) or hook 6 (contextual positions: CoPE); use posenc::sdpa for this encoder");
   detail::paged_attention<TK, TV>(tensor_view<const float>(q), kv, out, encoder, options, fast);
 }
 

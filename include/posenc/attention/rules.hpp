@@ -1,8 +1,9 @@
 // posenc/attention/rules.hpp — the rules every attention call follows before it computes anything:
 // the shapes of q, k, v, out (and of the gradients), the encoder's fit to them, the sizes of Shaw's
-// vectors, and the softmax scale. sdpa and sdpa_backward (the oracles), posenc::attention and
-// posenc::attention_backward (the fused paths) all check through these, so one call is refused the
-// same way, with the same parameter names in the errors, whichever function gets it.
+// and DeBERTa's vectors, and the softmax scale. sdpa and sdpa_backward (the oracles),
+// posenc::attention and posenc::attention_backward (the fused paths) all check through these, so one
+// call is refused the same way, with the same parameter names in the errors, whichever function
+// gets it.
 // Not here: the options' own checks (attention/mask.hpp), what each path adds (overlaps, tiles).
 #pragma once
 
@@ -21,10 +22,11 @@ namespace posenc::inline v0::detail {
 /// Checks that an encoder's sizes fit the heads it is given (once per call, not per element).
 template <class E>
 void require_encoder_fits(const E& e, std::ptrdiff_t head_dim, std::ptrdiff_t query_heads) {
-  if constexpr (qk_transform_encoding<E> || relative_kv_encoding<E>)
+  if constexpr (qk_transform_encoding<E> || relative_kv_encoding<E> || relative_query_encoding<E> ||
+                contextual_position_encoding<E>)
     detail::require_shape(static_cast<std::ptrdiff_t>(e.head_dim()) == head_dim, "encoder.head_dim",
                           static_cast<std::ptrdiff_t>(e.head_dim()), "q.dim = " + std::to_string(head_dim));
-  if constexpr (score_bias_encoding<E>)
+  if constexpr (requires { e.num_heads(); })  // score biases, and per-head tables of other hooks (DeBERTa)
     detail::require_shape(static_cast<std::ptrdiff_t>(e.num_heads()) == query_heads, "encoder.num_heads",
                           static_cast<std::ptrdiff_t>(e.num_heads()), "q.heads = " + std::to_string(query_heads));
 }
@@ -92,17 +94,28 @@ void check_backward_shapes(const tensor_view<TQ>& q, const tensor_view<TK>& k, c
   }
 }
 
-/// Every q/k transform of the encoder has its backward (else the gradient cannot flow through it).
+/// Every q/k transform and contextual position of the encoder has its backward (else the gradient
+/// cannot flow through it).
 template <class E>
-inline constexpr bool backward_supported = !qk_transform_encoding<E> || qk_transform_backward_encoding<E>;
+inline constexpr bool backward_supported = (!qk_transform_encoding<E> || qk_transform_backward_encoding<E>)&&(
+    !contextual_position_encoding<E> || contextual_position_backward_encoding<E>);
 
-/// Shaw's vectors have fixed sizes: checked once, on the first pair of the call, before anything is
-/// written (relative_key has D entries, relative_value none or Dv).
+/// Shaw's and DeBERTa's vectors have fixed sizes: checked once, on the first pair of the call, before
+/// anything is written (relative_key has D entries, relative_value none or Dv, relative_query D);
+/// contextual gates that read the values need Dv == D.
 template <class E>
 void check_relative_sizes(const E& enc, const attention_mask& mask, std::ptrdiff_t D, std::ptrdiff_t Dv) {
+  if constexpr (contextual_position_encoding<E>)
+    if (enc.gate_source() == contextual_gate_source::values)
+      detail::require_shape(Dv == D, "v.dim", Dv,
+                            "q.dim = " + std::to_string(D) + " (the contextual gates read the values)");
+  const auto pq = mask.query_positions(), pk = mask.key_positions();
+  if (pq.empty() || pk.empty()) return;
+  if constexpr (relative_query_encoding<E>)
+    detail::require_shape(static_cast<std::ptrdiff_t>(enc.relative_query(0, pq[0], pk[0]).size()) == D,
+                          "encoder.relative_query.size", enc.relative_query(0, pq[0], pk[0]).size(),
+                          "q.dim = " + std::to_string(D));
   if constexpr (relative_kv_encoding<E>) {
-    const auto pq = mask.query_positions(), pk = mask.key_positions();
-    if (pq.empty() || pk.empty()) return;
     const auto ak = enc.relative_key(0, pq[0], pk[0]);
     const auto av = enc.relative_value(0, pq[0], pk[0]);
     detail::require_shape(static_cast<std::ptrdiff_t>(ak.size()) == D, "encoder.relative_key.size", ak.size(),

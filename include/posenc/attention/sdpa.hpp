@@ -1,7 +1,9 @@
 // posenc/attention/sdpa.hpp — the reference scaled dot-product attention that plugs in any encoder.
 //
-// O = softmax(cap(scale * (Q K^T + Q.A_K)) + bias + mask) (V + A_V), per head, with GQA/MQA (Shaw
-// et al. 2018 eq. 3-4; cap(l) = c tanh(l / c) under logit soft-capping, else l). A function
+// O = softmax(cap(scale * (Q K^T + Q.A_K + K.A_Q + T)) + bias + mask) (V + A_V), per head, with GQA/MQA
+// (Shaw et al. 2018 eq. 3-4; DeBERTa's position-to-content K.A_Q, He et al. 2021 eq. 4; CoPE's
+// contextual term T, Golovneva et al. 2024, attention/contextual_rows.hpp; cap(l) = c tanh(l / c)
+// under logit soft-capping, else l). A function
 // template over the encoder: `if constexpr` asks which hooks it models, so there is no virtual call
 // and an unused hook costs nothing. Written for clarity and checked in double: it accumulates in
 // double for float inputs too, allocates scratch per call and materialises one score row at a
@@ -18,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <posenc/attention/contextual_rows.hpp>
 #include <posenc/attention/mask.hpp>
 #include <posenc/attention/options.hpp>
 #include <posenc/attention/rules.hpp>
@@ -84,6 +87,15 @@ inline bool softmax_row(std::span<double> s, bool has_sink, double sink) noexcep
   return true;
 }
 
+/// x . the vector `a` (a.size() values, x strided), for hook 5's k_j . aQ.
+template <class T>
+double dot_strided(const T* x, std::ptrdiff_t stride, std::span<const double> a) noexcept {
+  double s = 0;
+  for (std::size_t d = 0; d < a.size(); ++d)
+    s += static_cast<double>(x[static_cast<std::ptrdiff_t>(d) * stride]) * a[d];
+  return s;
+}
+
 template <attention_element T, positional_encoding E>
 void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<const T> v, tensor_view<T> out,
                     const E& enc, const attention_options& o) {
@@ -135,12 +147,17 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
   const std::ptrdiff_t ks = k.stride(axis::dim), vs = v.stride(axis::dim);
   std::vector<double> qrow(static_cast<std::size_t>(D)), s(static_cast<std::size_t>(Sk)),
       acc(static_cast<std::size_t>(Dv));
+  [[maybe_unused]] contextual_row ctx;  // hook 6: the positions of the current row
   for (std::ptrdiff_t b = 0; b < B; ++b) {
     for (std::ptrdiff_t i = 0; i < Sq; ++i) {
       const std::int64_t pos_q = pq[static_cast<std::size_t>(b * Sq + i)];
       for (std::ptrdiff_t h = 0; h < Hq; ++h) {
         const std::ptrdiff_t g = h / group;  // GQA: query head h reads kv head h / (Hq / Hkv)
         for (std::ptrdiff_t d = 0; d < D; ++d) qrow[static_cast<std::size_t>(d)] = static_cast<double>(q(b, i, h, d));
+        if constexpr (contextual_position_encoding<E>)
+          contextual_forward(
+              enc, std::span<const double>(qrow), enc.gate_source() == contextual_gate_source::keys ? k : v, b, g,
+              [&](std::ptrdiff_t j) { return mask.allowed(b, i, j); }, ctx);
         for (std::ptrdiff_t j = 0; j < Sk; ++j) {
           double& x = s[static_cast<std::size_t>(j)];
           if (!mask.allowed(b, i, j)) {
@@ -158,9 +175,16 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
             for (std::ptrdiff_t d = 0; d < D; ++d)
               dot += qrow[static_cast<std::size_t>(d)] * ak[static_cast<std::size_t>(d)];
           }
+          if constexpr (relative_query_encoding<E>)  // DeBERTa p2c: k_j . a^Q(i, j), scaled with the content term
+            dot += dot_strided(kr, ks, enc.relative_query(h, pos_q, pos_k));
+          double unscaled = 0;  // hook 6's term when the encoder adds it after scaling
+          if constexpr (contextual_position_encoding<E>)
+            (enc.position_term_scaled() ? dot : unscaled) += static_cast<double>(
+                enc.position_logit(h, std::span<const double>(qrow), ctx.position[static_cast<std::size_t>(j)]));
           x = scale * dot;
           if (softcap) x = cap * std::tanh(x / cap);  // before the bias and the mask (options.hpp)
           if constexpr (score_bias_encoding<E>) x += static_cast<double>(enc.bias(h, pos_q, pos_k));  // after scaling
+          x += unscaled;
         }
         const bool has_sink = !o.sinks.empty();
         softmax_row(s, has_sink, has_sink ? o.sinks[static_cast<std::size_t>(h)] : 0.0);
@@ -204,8 +228,9 @@ void sdpa_reference(tensor_view<const T> q, tensor_view<const T> k, tensor_view<
 ///   for any Dv); `out` overlapping k or v is a shape_error naming "out".
 /// - `options.weights` receives the softmax WEIGHTS [B, Hq, Sq, Sk] (after masking and sinks), not
 ///   the logits; masked keys get exactly 0.
-/// - logit(h, i, j) = cap(scale * (q_i . k_j + q_i . a^K(i, j))) + bias(h, pos_i, pos_j), cap(l) =
-///   c tanh(l / c) with `options.logit_softcap` = c, else l; masked keys get
+/// - logit(h, i, j) = cap(scale * (q_i . k_j + q_i . a^K(i, j) + k_j . a^Q(i, j) + t_ij)) + bias(h, pos_i,
+///   pos_j), cap(l) = c tanh(l / c) with `options.logit_softcap` = c, else l (t_ij: hook 6's
+///   contextual term, added after the cap instead when the encoder does not scale it); masked keys get
 ///   weight exactly 0; a row with no allowed key gives zeros (never NaN); out_i = sum_j p_ij (v_j +
 ///   a^V(i, j)). Accumulates in double.
 /// - Throws shape_error / config_error (naming the view or option) before computing anything.

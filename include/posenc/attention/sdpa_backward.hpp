@@ -4,12 +4,16 @@
 // The forward (attention/sdpa.hpp), per query head h, query i, visible key j:
 //   u_ij = scale (q_i . k_j + q_i . aK_ij),  l_ij = cap(u_ij),  s_ij = l_ij + bias_ij,
 //   p_ij = exp(s_ij) / (sum_j exp(s_ij) + exp(sink_h)),  o_i = sum_j p_ij (v_j + aV_ij).
+// (plus, inside u_ij, DeBERTa's k_j . aQ_ij and CoPE's contextual term t_ij; attention/sdpa.hpp)
 // Its backward (Dao 2023, FlashAttention-2 §2.2, with the hooks of Shaw et al. 2018 eq. 3-4):
 //   dp_ij = do_i . (v_j + aV_ij),  D_i = do_i . o_i,  ds_ij = p_ij (dp_ij - D_i),
 //   du_ij = ds_ij cap'(u_ij) (cap' = 1 - (l / c)^2 under soft-capping, else 1),
 //   dq_i = scale sum_j du_ij (k_j + aK_ij),  dk_j = scale sum_i du_ij q_i,  dv_j = sum_i p_ij do_i,
 //   d bias_ij = ds_ij,  d aK_ij = scale du_ij q_i,  d aV_ij = p_ij do_i,
 //   d sink_h = -sum_i p_sink,i D_i   (the sink takes mass and gives no value: its dp is 0),
+//   dk_j += scale du_ij aQ_ij,  d aQ_ij = scale du_ij k_j   (hook 5),
+//   dt_ij = scale du_ij (or ds_ij when the term is not scaled), then back through the contextual
+//   positions and their gates into dq and dk or dv (hook 6, attention/contextual_rows.hpp),
 // then dq, dk through the transpose of hook 2 (rope, xPos, mRoPE, temperature) at the same positions.
 // GQA: dk, dv of kv head g sum the query heads of its group. Written for clarity, one query row at a
 // time, recomputing the forward; it is the oracle of posenc::attention_backward, not a fast path.
@@ -17,6 +21,7 @@
 // learned_absolute::accumulate_gradient), gradients w.r.t. positions (they are integers).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -45,8 +50,8 @@ void sdpa_backward_reference(tensor_view<const T> q_in, tensor_view<const T> k_i
                              tensor_view<T> dv_out, const E& enc, const attention_options& o,
                              const attention_gradients& grads) {
   static_assert(backward_supported<E>,
-                "sdpa_backward: the encoder's q/k transform has no backward "
-                "(qk_transform_backward_encoding)");
+                "sdpa_backward: the encoder's q/k transform or contextual positions have no backward "
+                "(qk_transform_backward_encoding, contextual_position_backward_encoding)");
   const std::ptrdiff_t B = q_in.batch(), Sq = q_in.tokens(), Hq = q_in.heads(), D = q_in.dim();
   const std::ptrdiff_t Sk = k_in.tokens(), Hkv = k_in.heads(), Dv = v_in.dim();
   check_backward_shapes(q_in, k_in, v_in, dout_in, dq_out, dk_out, dv_out, enc, o, grads);
@@ -94,6 +99,10 @@ void sdpa_backward_reference(tensor_view<const T> q_in, tensor_view<const T> k_i
   const bool has_sink = !o.sinks.empty();
   std::vector<double> s(static_cast<std::size_t>(Sk)), l(static_cast<std::size_t>(Sk)),
       dp(static_cast<std::size_t>(Sk)), orow(static_cast<std::size_t>(Dv));
+  [[maybe_unused]] contextual_row ctx;  // hook 6: the positions of the current row, and dL/dt
+  [[maybe_unused]] std::vector<double> dt(contextual_position_encoding<E> ? static_cast<std::size_t>(Sk) : 0);
+  [[maybe_unused]] const auto kview = tensor_view<const double>::bthd(k.data(), B, Sk, Hkv, D);
+  [[maybe_unused]] const auto vview = tensor_view<const double>::bthd(v.data(), B, Sk, Hkv, Dv);
   for (std::ptrdiff_t b = 0; b < B; ++b)
     for (std::ptrdiff_t i = 0; i < Sq; ++i) {
       const std::int64_t pos_q = pq[static_cast<std::size_t>(b * Sq + i)];
@@ -101,7 +110,12 @@ void sdpa_backward_reference(tensor_view<const T> q_in, tensor_view<const T> k_i
         const std::ptrdiff_t g = h / group;
         const double* qi = qrow(q, b, i, h);
         const double* doi = dout.data() + ((b * Sq + i) * Hq + h) * Dv;
-        // ---- the forward's logits of this row (sdpa's order: content, Shaw key, cap, bias) ----
+        const std::span<const double> qspan(qi, static_cast<std::size_t>(D));
+        if constexpr (contextual_position_encoding<E>)
+          contextual_forward(
+              enc, qspan, enc.gate_source() == contextual_gate_source::keys ? kview : vview, b, g,
+              [&](std::ptrdiff_t j) { return mask.allowed(b, i, j); }, ctx);
+        // ---- the forward's logits of this row (sdpa's order: content, Shaw key, DeBERTa p2c, CoPE, cap, bias) ----
         for (std::ptrdiff_t j = 0; j < Sk; ++j) {
           const auto uj = static_cast<std::size_t>(j);
           if (!mask.allowed(b, i, j)) {
@@ -116,11 +130,16 @@ void sdpa_backward_reference(tensor_view<const T> q_in, tensor_view<const T> k_i
             const auto ak = enc.relative_key(h, pos_q, pos_k);
             for (std::ptrdiff_t d = 0; d < D; ++d) dot += qi[d] * ak[static_cast<std::size_t>(d)];
           }
+          if constexpr (relative_query_encoding<E>) dot += dot_strided(kj, 1, enc.relative_query(h, pos_q, pos_k));
+          double unscaled = 0;
+          if constexpr (contextual_position_encoding<E>)
+            (enc.position_term_scaled() ? dot : unscaled) +=
+                static_cast<double>(enc.position_logit(h, qspan, ctx.position[uj]));
           double x = scale * dot;
           if (softcap) x = cap * std::tanh(x / cap);
           l[uj] = x;
           if constexpr (score_bias_encoding<E>) x += static_cast<double>(enc.bias(h, pos_q, pos_k));
-          s[uj] = x;
+          s[uj] = x + unscaled;
         }
         // ---- softmax with the sink's share ----
         const double sink = has_sink ? o.sinks[static_cast<std::size_t>(h)] : -inf;
@@ -167,6 +186,7 @@ void sdpa_backward_reference(tensor_view<const T> q_in, tensor_view<const T> k_i
         if (!grads.sinks.empty()) grads.sinks[static_cast<std::size_t>(h)] -= p_sink * Di;
         // ---- gradients of every visible key of the row ----
         double* dqi = qrow(dq, b, i, h);
+        if constexpr (contextual_position_encoding<E>) std::fill(dt.begin(), dt.end(), 0.0);
         for (std::ptrdiff_t j = 0; j < Sk; ++j) {
           const auto uj = static_cast<std::size_t>(j);
           const double w = s[uj];
@@ -195,6 +215,21 @@ void sdpa_backward_reference(tensor_view<const T> q_in, tensor_view<const T> k_i
                                                        grads.encoder);
               }
           }
+          if constexpr (relative_query_encoding<E>) {  // DeBERTa p2c: dk_j += dU aQ, d aQ += dU k_j
+            const auto aq = enc.relative_query(h, pos_q, pos_k);
+            for (std::ptrdiff_t d = 0; d < D; ++d) dkj[d] += du * aq[static_cast<std::size_t>(d)];
+            if constexpr (trainable_relative_query_encoding<E>)
+              if (!grads.encoder.empty())
+                enc.accumulate_relative_query_gradient(h, pos_q, pos_k, du, std::span<const double>(kj, D),
+                                                       grads.encoder);
+          }
+          if constexpr (contextual_position_encoding<E>) dt[uj] = enc.position_term_scaled() ? du : ds;
+        }
+        if constexpr (contextual_position_encoding<E>) {
+          const bool keys = enc.gate_source() == contextual_gate_source::keys;
+          contextual_backward(enc, h, qspan, ctx, dt, keys ? kview : vview, b, g,
+                              keys ? view(dk, B, Sk, Hkv, D) : view(dv, B, Sk, Hkv, Dv),
+                              std::span<double>(dqi, static_cast<std::size_t>(D)), grads.encoder);
         }
       }
     }
