@@ -23,13 +23,19 @@
 #include <posenc/encoders/no_position.hpp>
 #include <posenc/encoders/combined.hpp>
 
-// Absolute (hook 1), score-bias (hook 3) and relative key/value (hook 4) encoders
+// Absolute (hook 1), score-bias (hook 3), relative key/value (hook 4), relative query (hook 5) and
+// contextual-position (hook 6) encoders
 #include <posenc/encoders/learned.hpp>
 #include <posenc/encoders/sinusoidal.hpp>
 #include <posenc/encoders/alibi.hpp>
 #include <posenc/encoders/t5.hpp>
 #include <posenc/encoders/shaw.hpp>
 #include <posenc/encoders/temperature.hpp>
+#include <posenc/encoders/deberta_buckets.hpp>
+#include <posenc/encoders/deberta.hpp>
+#include <posenc/encoders/cope.hpp>
+#include <posenc/encoders/fire.hpp>
+#include <posenc/encoders/kerple.hpp>
 
 // Rotation kernels
 // Rotation kernels (scalar reference, AVX2, AVX-512, NEON) and their run-time dispatch
@@ -39,7 +45,7 @@
 #include <posenc/kernels/rotate.hpp>
 #include <posenc/kernels/angles.hpp>
 
-// RoPE (hook 2): configuration, frequency schedules, tables, the encoder; xPos; mRoPE
+// RoPE (hook 2): configuration, frequency schedules, tables, the encoder; xPos; mRoPE; vision RoPE
 #include <posenc/rope/config.hpp>
 #include <posenc/rope/frequencies.hpp>
 #include <posenc/rope/scaling/yarn.hpp>
@@ -55,10 +61,13 @@
 #include <posenc/rope/xpos.hpp>
 #include <posenc/rope/mrope.hpp>
 #include <posenc/rope/mrope_index.hpp>
+#include <posenc/rope/vision_positions.hpp>
+#include <posenc/rope/vision_rope.hpp>
 
 // Reference attention (every hook), KV cache, Eigen attention layer
 #include <posenc/attention/options.hpp>
 #include <posenc/attention/mask.hpp>
+#include <posenc/attention/contextual_rows.hpp>
 #include <posenc/attention/sdpa.hpp>
 #include <posenc/attention/attention.hpp>
 #include <posenc/attention/sdpa_backward.hpp>
