@@ -111,7 +111,7 @@ struct unit_gate_cope {
 }  // namespace
 
 TEST_CASE(
-    "cope: sdpa equals the authors' ContextPosSelfAttn (outputs and weights; causal, padding, "
+    "cope: sdpa equals the authors' ContextPosSelfAttn (outputs and weights, causal, padding, "
     "bidirectional, npos cap, value gates, nodiv)",
     "[cope][golden]") {
   const auto file = posenc_test::load_golden("cope.json");

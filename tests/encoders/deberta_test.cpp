@@ -208,8 +208,8 @@ TEST_CASE("deberta: HF and microsoft/DeBERTa differ only beyond max_relative_pos
 }
 
 TEST_CASE(
-    "deberta: attention layers equal HF DisentangledSelfAttention (v1, v2; shared and separate keys; "
-    "every pos_att_type; padding)",
+    "deberta: attention layers equal HF DisentangledSelfAttention (v1, v2, shared and separate keys, "
+    "every pos_att_type, padding)",
     "[deberta][golden]") {
   int cases = 0;
   for (const auto& c : golden().at("cases")) {

@@ -98,7 +98,7 @@ TEST_CASE("fire: a ReLU f built from ramps reproduces T5's causal buckets exactl
       for (std::int64_t j = 0; j <= i; ++j) CHECK(f.bias(h, i, j) == Approx(t5.bias(h, i, j)).margin(1e-9));
 }
 
-TEST_CASE("fire: progressive interpolation maps every query past L onto [0, 1)", "[fire]") {
+TEST_CASE("fire: progressive interpolation maps the keys of every query into the unit interval", "[fire]") {
   const fire_config cfg{.num_heads = 2, .mlp_width = 5};
   auto p = posenc_test::random_values(static_cast<std::size_t>(cfg.parameter_count()), 17);
   p[0] = 0.2;  // c

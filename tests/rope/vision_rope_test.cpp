@@ -105,7 +105,7 @@ std::vector<double> rotate(const vision_rope& enc, const vision_case& v, const s
 
 TEST_CASE(
     "vision rope: rotations equal HF for every convention (Pixtral, Qwen2-VL, Qwen2.5-VL windows, "
-    "Qwen3-VL, Llama 4, MiniMax-M3-VL; images and video)",
+    "Qwen3-VL, Llama 4, MiniMax-M3-VL, images and video)",
     "[vision_rope][golden]") {
   const auto file = posenc_test::load_golden("vision_rope.json");
   int cases = 0;
@@ -147,7 +147,7 @@ TEST_CASE("vision rope: pair assignments of each convention", "[vision_rope]") {
 
 TEST_CASE(
     "vision rope: the bound encoder in sdpa equals rotating q and k first (Qwen2.5-VL windows as "
-    "segments); its backward is the transpose",
+    "segments), its backward the transpose",
     "[vision_rope]") {
   const std::vector<vision_grid_thw> grids{{2, 4, 6}};
   const auto win = posenc::vision_window_index(grids, 2, 56, 14);
