@@ -84,6 +84,7 @@ struct arguments {
   std::int64_t threads = 2;                                                         ///< --threads N
   std::int64_t eval_tokens = 8192;                                                  ///< --eval-tokens N
   std::int64_t seed = 1;                                                            ///< --seed N
+  std::int64_t seeds = 1;                                                           ///< --seeds N
   std::string corpus;                                                               ///< --corpus PATH
   std::string lab_out = "posenc-lab";                                               ///< --out DIR
 
@@ -429,7 +430,8 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
   };
   lab->add_option_function<std::string>("--encoders", names(a.lab_encoders),
                                         "Encodings to train, comma-separated: nope, sinusoidal, learned, rope, "
-                                        "alibi, t5, xpos [default: sinusoidal,rope,alibi,nope]")
+                                        "alibi, t5, xpos, fire, kerple, kerple-power "
+                                        "[default: sinusoidal,rope,alibi,nope]")
       ->type_name("NAMES")
       ->check(non_empty("list"));
   lab->add_option_function<std::string>("--rope-scalings", names(a.lab_scalings),
@@ -461,6 +463,11 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
       ->capture_default_str()
       ->type_name("N")
       ->transform(integer(0, std::numeric_limits<std::int64_t>::max()));
+  lab->add_option("--seeds", a.seeds,
+                  "Models per encoding (seeds --seed, --seed + 1, ...): the table gives mean and spread")
+      ->capture_default_str()
+      ->type_name("N")
+      ->transform(integer(1, 64));
   lab->add_option("--corpus", a.corpus, "A text file or a directory of them [default: /usr/share/common-licenses]")
       ->type_name("PATH")
       ->check(non_empty("path"));

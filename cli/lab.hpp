@@ -23,15 +23,17 @@
 
 namespace posenc_cli {
 
-/// Bits per byte against evaluation length (log2 x axis), one line per encoding, the training
-/// length marked.
+/// Bits per byte against evaluation length (log2 x axis), one line per encoding (with several seeds:
+/// the mean, in a band of ± one standard deviation), the training length marked.
 inline svg::doc lab_plot(const tiny::lab_result& r, int train_len) {
   const double W = 900, H = 560, L = 80, R = 200, T = 60, B = 70, pw = W - L - R, ph = H - T - B;
   svg::doc d(W, H);
   double lo = INFINITY, hi = -INFINITY;
   for (const auto& l : r.lines)
-    for (double v : l.bits_per_byte)
-      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+    for (std::size_t k = 0; k < l.bits_per_byte.size(); ++k) {
+      const double v = l.bits_per_byte[k], sd = l.spread.empty() ? 0.0 : l.spread[k];
+      if (std::isfinite(v)) lo = std::min(lo, v - sd), hi = std::max(hi, v + sd);
+    }
   if (!(lo <= hi)) lo = 0, hi = 8;
   lo = std::floor(lo * 2) / 2, hi = std::max(std::ceil(hi * 2) / 2, lo + 0.5);
   const auto n = static_cast<double>(std::max<std::size_t>(2, r.lengths.size()));
@@ -61,9 +63,16 @@ inline svg::doc lab_plot(const tiny::lab_result& r, int train_len) {
     const auto& l = r.lines[i];
     const std::string c = colours[i % 10];
     const bool dashed = l.name.find("(eval)") != std::string::npos;
-    std::vector<std::pair<double, double>> pts;
+    std::vector<std::pair<double, double>> pts, band;
     for (std::size_t k = 0; k < l.bits_per_byte.size(); ++k)
       if (std::isfinite(l.bits_per_byte[k])) pts.emplace_back(X(k), Y(l.bits_per_byte[k]));
+    if (!l.spread.empty()) {  // the band: mean + sd left to right, then mean - sd right to left
+      for (std::size_t k = 0; k < l.bits_per_byte.size(); ++k)
+        if (std::isfinite(l.bits_per_byte[k])) band.emplace_back(X(k), Y(l.bits_per_byte[k] + l.spread[k]));
+      for (std::size_t k = l.bits_per_byte.size(); k-- > 0;)
+        if (std::isfinite(l.bits_per_byte[k])) band.emplace_back(X(k), Y(l.bits_per_byte[k] - l.spread[k]));
+      d.polygon(band, c, 0.15);
+    }
     d.polyline(pts, c, 2.2, dashed ? " stroke-dasharray=\"6,4\"" : "");
     for (const auto& [x, y] : pts) d.circle(x, y, 3, c);
     d.line(L + pw + 15, ly, L + pw + 45, ly, c, 2.2, dashed ? " stroke-dasharray=\"6,4\"" : "");
@@ -71,6 +80,13 @@ inline svg::doc lab_plot(const tiny::lab_result& r, int train_len) {
     ly += 20;
   }
   return d;
+}
+
+/// "seed 1", or "seeds 1 to 3" for a multi-seed run.
+inline std::string seed_words(const tiny::lab_options& o) {
+  if (o.seeds == 1) return "seed " + std::to_string(o.model.seed);
+  return "seeds " + std::to_string(o.model.seed) + " to " +
+         std::to_string(o.model.seed + static_cast<std::uint64_t>(o.seeds) - 1);
 }
 
 /// Runs the lab; writes DIR/lab.md and DIR/lab.svg; prints the table. Returns the exit status.
@@ -81,6 +97,7 @@ inline int run_lab(const arguments& a, std::ostream& out, std::ostream& err) {
   o.batch = static_cast<int>(a.batch), o.threads = static_cast<int>(a.threads);
   o.eval_tokens = static_cast<int>(a.eval_tokens), o.corpus = a.corpus;
   o.model.seed = static_cast<std::uint64_t>(a.seed);
+  o.seeds = static_cast<int>(a.seeds);
   const std::string& out_dir = a.lab_out;
   const bool tty = isatty(fileno(stderr)) != 0;
   auto last = std::chrono::steady_clock::now();
@@ -106,7 +123,7 @@ inline int run_lab(const arguments& a, std::ostream& out, std::ostream& err) {
   md << "Corpus: " << r.corpus << " (" << r.train_bytes << " bytes for training, " << r.heldout_bytes
      << " kept for evaluation). Training length L = " << o.train_len << ", " << o.steps << " steps of " << o.batch
      << " sequences; model: " << o.model.layers << " layers, d_model " << o.model.d_model << ", " << o.model.heads
-     << " heads; seed " << o.model.seed << ". Bits per byte on evaluation text (lower is better); " << std::fixed
+     << " heads; " << seed_words(o) << ". Bits per byte on evaluation text (lower is better); " << std::fixed
      << std::setprecision(0) << r.seconds << " s on " << o.threads << " thread" << (o.threads > 1 ? "s" : "") << ".\n\n"
      << tiny::lab_table(r);
   out << md.str();

@@ -103,6 +103,13 @@ class doc {
     for (const auto& [x, y] : pts) body_ << num(x) << ',' << num(y) << ' ';
     body_ << "\"/>\n";
   }
+  /// A filled, unstroked polygon (a band around a line).
+  void polygon(const std::vector<std::pair<double, double>>& pts, const std::string& fill, double opacity) {
+    if (pts.empty()) return;
+    body_ << "<polygon fill=\"" << fill << "\" fill-opacity=\"" << num(opacity) << "\" stroke=\"none\" points=\"";
+    for (const auto& [x, y] : pts) body_ << num(x) << ',' << num(y) << ' ';
+    body_ << "\"/>\n";
+  }
   void circle(double x, double y, double r, const std::string& fill) {
     body_ << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"" << num(r) << "\" fill=\"" << fill
           << "\"/>\n";

@@ -2,9 +2,12 @@
 // encoding, trained at length L on a byte corpus, then evaluated (bits per byte) on evaluation text
 // at L, 2L, 4L, 8L, 16L. RoPE can also be evaluated with a scaling applied at evaluation time (PI:
 // linear factor E / L; YaRN: factor E / L over original length L), on the model trained with plain
-// RoPE. Models train side by side on `threads` threads; each is deterministic, so the table does
-// not depend on the thread count. The default corpus is the license texts every Debian system ships
-// in /usr/share/common-licenses (package base-files). Toy scale: see docs/lab.md for what it shows.
+// RoPE. With `seeds` N every encoding is trained N times (seeds seed .. seed + N - 1: other initial
+// weights and batches); a cell is then the mean and the sample standard deviation, and the lengths
+// at which the models' order differs between seeds are named. Models train side by side on
+// `threads` threads; each is deterministic, so the table does not depend on the thread count. The
+// default corpus is the license texts every Debian system ships in /usr/share/common-licenses
+// (package base-files). Toy scale: see docs/lab.md for what it shows.
 #pragma once
 
 #include <algorithm>
@@ -26,6 +29,8 @@
 #include <vector>
 
 #include <posenc/encoders/alibi.hpp>
+#include <posenc/encoders/fire.hpp>
+#include <posenc/encoders/kerple.hpp>
 #include <posenc/encoders/learned.hpp>
 #include <posenc/encoders/no_position.hpp>
 #include <posenc/encoders/sinusoidal.hpp>
@@ -39,7 +44,8 @@ namespace tiny {
 
 /// The encodings the lab trains, by name.
 inline const std::vector<std::string>& lab_encoders() {
-  static const std::vector<std::string> names = {"nope", "sinusoidal", "learned", "rope", "alibi", "t5", "xpos"};
+  static const std::vector<std::string> names = {"nope", "sinusoidal", "learned", "rope",   "alibi",
+                                                 "t5",   "xpos",       "fire",    "kerple", "kerple-power"};
   return names;
 }
 /// Evaluation-time RoPE scalings (lines on the plot without a model of their own).
@@ -57,18 +63,22 @@ struct lab_options {
   int batch = 16;
   int eval_tokens = 8192;  ///< predicted bytes per evaluation length (whole windows)
   int threads = 2;
+  int seeds = 1;  ///< models per encoding (seeds model.seed .. model.seed + seeds - 1)
   lm_config model{};
   std::string corpus;  ///< a file or a directory (its regular files, sorted); empty: the default
 };
 
 struct lab_line {
   std::string name;
-  std::vector<double> bits_per_byte;  ///< one per evaluation length
+  std::vector<double> bits_per_byte;  ///< one per evaluation length (the mean over seeds)
   double final_train_loss = 0;        ///< nats per byte, mean of the last 50 steps (NaN for scalings)
+  std::vector<double> spread{};       ///< the sample standard deviation over seeds (empty: one seed)
 };
 struct lab_result {
   std::vector<int> lengths;
   std::vector<lab_line> lines;
+  int seeds = 1;
+  std::vector<int> unstable_lengths{};  ///< lengths at which the models' order differs between seeds
   std::string corpus;
   std::size_t train_bytes = 0, heldout_bytes = 0;
   double seconds = 0;
@@ -132,8 +142,9 @@ inline void check_lab_options(const lab_options& o) {
     if (std::find(o.encoders.begin(), o.encoders.end(), "rope") == o.encoders.end())
       throw std::invalid_argument("lab: '" + s + "' evaluates the RoPE model: add rope to the encoders");
   }
-  if (o.train_len < 8 || o.multiples < 1 || o.steps < 1 || o.batch < 1 || o.threads < 1 || o.eval_tokens < 1)
-    throw std::invalid_argument("lab: train length >= 8 and positive steps, batch, threads and eval tokens");
+  if (o.train_len < 8 || o.multiples < 1 || o.steps < 1 || o.batch < 1 || o.threads < 1 || o.eval_tokens < 1 ||
+      o.seeds < 1)
+    throw std::invalid_argument("lab: train length >= 8 and positive steps, batch, threads, seeds and eval tokens");
 }
 
 namespace detail {
@@ -147,18 +158,22 @@ struct lab_session {
   long total = 0;
   std::atomic<long> done{0};
   std::mutex mu;
-  std::vector<lab_line> lines, scaled;
+  std::vector<lab_line> lines;                // [encoder * seeds + seed]
+  std::vector<std::vector<lab_line>> scaled;  // [seed]: the RoPE model's evaluation-time scalings
 
   lab_session(const lab_options& opts, const std::function<void(long, long, const std::string&)>& p,
               const std::vector<std::uint8_t>& all)
-      : o(opts), progress(p), lines(opts.encoders.size()) {
+      : o(opts),
+        progress(p),
+        lines(opts.encoders.size() * static_cast<std::size_t>(opts.seeds)),
+        scaled(static_cast<std::size_t>(opts.seeds)) {
     for (std::size_t i = 0; i < all.size(); i += 4096) {
       const auto end = all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), i + 4096));
       auto& dst = (i / 4096) % 10 == 9 ? held : train;
       dst.insert(dst.end(), all.begin() + static_cast<std::ptrdiff_t>(i), end);
     }
     for (int k = 0; k < o.multiples; ++k) lengths.push_back(o.train_len << k);
-    total = static_cast<long>(o.steps) * static_cast<long>(o.encoders.size());
+    total = static_cast<long>(o.steps) * static_cast<long>(lines.size());
   }
 
   /// Trains m for o.steps steps, reporting each; returns the mean loss of the last 50.
@@ -183,7 +198,7 @@ struct lab_session {
 
   /// The RoPE model evaluated at each length with each scaling applied at evaluation time (PI:
   /// linear factor E / L; YaRN: factor E / L over original length L).
-  void evaluate_scalings(tiny_lm<posenc::rope>& m) {
+  void evaluate_scalings(tiny_lm<posenc::rope>& m, std::size_t seed) {
     const int L = o.train_len, hd = o.model.d_model / o.model.heads;
     for (const auto& sname : o.rope_scalings) {
       lab_line sl{sname + " (eval)", {}, std::nan("")};
@@ -200,26 +215,51 @@ struct lab_session {
         sl.bits_per_byte.push_back(bits_per_byte(m, held, E, o.eval_tokens));
       }
       const std::lock_guard<std::mutex> g(mu);
-      scaled.push_back(std::move(sl));
+      scaled[seed].push_back(std::move(sl));
     }
   }
 
-  /// Line idx: its model trained with encoder enc and evaluated at every length.
+  /// Line `job` (encoder job / seeds, seed job % seeds): its model trained with encoder enc and
+  /// evaluated at every length.
   template <class E>
-  void train_eval(std::size_t idx, E enc) {
+  void train_eval(std::size_t job, E enc) {
+    const auto seeds = static_cast<std::size_t>(o.seeds), seed = job % seeds;
     lm_config cfg = o.model;
     cfg.steps = o.steps;
+    cfg.seed = o.model.seed + seed;
     tiny_lm<E> m(cfg, std::move(enc));
-    const std::string& name = o.encoders[idx];
-    lab_line out{name, {}, train_model(m, name)};
+    const std::string& name = o.encoders[job / seeds];
+    lab_line out{name, {}, train_model(m, seeds > 1 ? name + " seed " + std::to_string(cfg.seed) : name)};
     for (int len : lengths) out.bits_per_byte.push_back(bits_per_byte(m, held, len, o.eval_tokens));
-    if constexpr (std::same_as<E, posenc::rope>) evaluate_scalings(m);
-    lines[idx] = std::move(out);
+    if constexpr (std::same_as<E, posenc::rope>) evaluate_scalings(m, seed);
+    lines[job] = std::move(out);
   }
 
-  /// Line idx with the encoder its name says.
-  void run_line(std::size_t idx) {
-    const std::string& e = o.encoders[idx];
+  /// FIRE at the paper's shape (an MLP of 32 hidden units shared by the heads), c = 0.1, the
+  /// threshold L at the training length, random hidden weights (seeded) and a zero output layer.
+  [[nodiscard]] posenc::fire initial_fire(std::uint64_t seed) const {
+    const posenc::fire_config fc{.num_heads = o.model.heads, .mlp_width = 32};
+    rng g{seed ^ 0xF1E5ull};
+    posenc::fire_parameters p{.c = 0.1, .threshold = static_cast<double>(o.train_len)};
+    for (std::ptrdiff_t k = 0; k < fc.mlp_width; ++k) p.w1.push_back(g.normal()), p.b1.push_back(0.1 * g.normal());
+    p.w2.assign(static_cast<std::size_t>(fc.num_heads * fc.mlp_width), 0.0);
+    p.b2.assign(static_cast<std::size_t>(fc.num_heads), 0.0);
+    return posenc::fire(fc, p);
+  }
+  /// KERPLE with its authors' initial values: r1 uniform in [0, 2), r2 uniform in [0, 1) (seeded).
+  [[nodiscard]] posenc::kerple initial_kerple(posenc::kerple_kernel k, std::uint64_t seed) const {
+    rng g{seed ^ 0x6E6E1ull};
+    std::vector<double> r1, r2;
+    for (int h = 0; h < o.model.heads; ++h) r1.push_back(2 * g.uniform());
+    for (int h = 0; h < o.model.heads; ++h) r2.push_back(g.uniform());
+    return posenc::kerple({.kernel = k, .num_heads = o.model.heads}, r1, r2);
+  }
+
+  /// Line `job` with the encoder its name says.
+  void run_line(std::size_t job) {
+    const std::string& e = o.encoders[job / static_cast<std::size_t>(o.seeds)];
+    const std::uint64_t seed = o.model.seed + job % static_cast<std::size_t>(o.seeds);
+    const std::size_t idx = job;
     const int d = o.model.d_model, hd = d / o.model.heads, H = o.model.heads, L = o.train_len;
     if (e == "nope")
       train_eval(idx, posenc::no_position{});
@@ -236,6 +276,12 @@ struct lab_session {
     else if (e == "t5")
       train_eval(idx, posenc::t5_bias({.num_buckets = 32, .max_distance = 128, .bidirectional = false, .num_heads = H},
                                       std::vector<float>(static_cast<std::size_t>(32 * H))));
+    else if (e == "fire")
+      train_eval(idx, initial_fire(seed));
+    else if (e == "kerple")
+      train_eval(idx, initial_kerple(posenc::kerple_kernel::logarithmic, seed));
+    else if (e == "kerple-power")
+      train_eval(idx, initial_kerple(posenc::kerple_kernel::power, seed));
     else
       train_eval(idx, posenc::xpos({.head_dim = hd}));
   }
@@ -263,6 +309,52 @@ void run_on_threads(std::size_t n, int threads, F&& job) {
 
 }  // namespace detail
 
+namespace detail {
+
+/// Every line's mean over seeds, with the sample standard deviation when there are several.
+inline std::vector<lab_line> mean_over_seeds(const std::vector<std::vector<lab_line>>& per_seed) {
+  std::vector<lab_line> out = per_seed.front();
+  const auto n = static_cast<double>(per_seed.size());
+  if (per_seed.size() < 2) return out;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    auto& l = out[i];
+    l.spread.assign(l.bits_per_byte.size(), 0.0);
+    double loss = 0;
+    for (const auto& seed : per_seed) loss += seed[i].final_train_loss / n;
+    l.final_train_loss = loss;
+    for (std::size_t k = 0; k < l.bits_per_byte.size(); ++k) {
+      double mean = 0, var = 0;
+      for (const auto& seed : per_seed) mean += seed[i].bits_per_byte[k] / n;
+      for (const auto& seed : per_seed) var += (seed[i].bits_per_byte[k] - mean) * (seed[i].bits_per_byte[k] - mean);
+      l.bits_per_byte[k] = mean;
+      l.spread[k] = std::sqrt(var / (n - 1));
+    }
+  }
+  return out;
+}
+
+/// The lengths at which ranking the lines by bits per byte gives another order for some seed.
+inline std::vector<int> lengths_where_order_differs(const std::vector<std::vector<lab_line>>& per_seed,
+                                                    const std::vector<int>& lengths) {
+  std::vector<int> out;
+  for (std::size_t k = 0; k < lengths.size(); ++k) {
+    std::vector<std::vector<std::size_t>> orders;
+    for (const auto& seed : per_seed) {
+      std::vector<std::size_t> idx(seed.size());
+      for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+        return seed[a].bits_per_byte[k] < seed[b].bits_per_byte[k];
+      });
+      orders.push_back(std::move(idx));
+    }
+    if (std::any_of(orders.begin(), orders.end(), [&](const auto& x) { return x != orders.front(); }))
+      out.push_back(lengths[k]);
+  }
+  return out;
+}
+
+}  // namespace detail
+
 /// Trains and evaluates every requested model. `progress(done, total, line)` is called from the
 /// training threads (serialised) after every step.
 inline lab_result run_lab(const lab_options& o,
@@ -274,15 +366,24 @@ inline lab_result run_lab(const lab_options& o,
   detail::lab_session run(o, progress, read_corpus(r.corpus));
   r.train_bytes = run.train.size(), r.heldout_bytes = run.held.size();
   r.lengths = run.lengths;
-  detail::run_on_threads(o.encoders.size(), o.threads, [&](std::size_t i) { run.run_line(i); });
-  r.lines = std::move(run.lines);
-  std::sort(run.scaled.begin(), run.scaled.end(), [](const lab_line& a, const lab_line& b) { return a.name < b.name; });
-  for (auto& s : run.scaled) r.lines.push_back(std::move(s));
+  detail::run_on_threads(run.lines.size(), o.threads, [&](std::size_t i) { run.run_line(i); });
+  const auto seeds = static_cast<std::size_t>(o.seeds);
+  std::vector<std::vector<lab_line>> per_seed(seeds);  // each seed's lines: the encodings, then the scalings
+  for (std::size_t s = 0; s < seeds; ++s) {
+    for (std::size_t e = 0; e < o.encoders.size(); ++e) per_seed[s].push_back(std::move(run.lines[e * seeds + s]));
+    auto& sc = run.scaled[s];
+    std::sort(sc.begin(), sc.end(), [](const lab_line& a, const lab_line& b) { return a.name < b.name; });
+    for (auto& l : sc) per_seed[s].push_back(std::move(l));
+  }
+  r.seeds = o.seeds;
+  r.lines = detail::mean_over_seeds(per_seed);
+  r.unstable_lengths = detail::lengths_where_order_differs(per_seed, r.lengths);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 
-/// The result as a markdown table: one row per line, bits per byte at each length.
+/// The result as a markdown table: one row per line, bits per byte at each length (with several
+/// seeds: mean ± standard deviation, then the lengths at which the order differs between seeds).
 inline std::string lab_table(const lab_result& r) {
   std::ostringstream o;
   o << "| encoding |";
@@ -293,8 +394,23 @@ inline std::string lab_table(const lab_result& r) {
   o << "\n";
   for (const auto& l : r.lines) {
     o << "| " << l.name << " |";
-    for (double v : l.bits_per_byte) o << " " << std::fixed << std::setprecision(3) << v << " |";
+    for (std::size_t k = 0; k < l.bits_per_byte.size(); ++k) {
+      o << " " << std::fixed << std::setprecision(3) << l.bits_per_byte[k];
+      if (!l.spread.empty()) o << " ± " << l.spread[k];
+      o << " |";
+    }
     o << "\n";
+  }
+  if (r.seeds > 1) {
+    o << "\nMean ± sample standard deviation over " << r.seeds << " seeds. ";
+    if (r.unstable_lengths.empty()) {
+      o << "Every seed orders the encodings the same way at every length.\n";
+    } else {
+      o << "The order of the encodings differs between seeds at length";
+      for (std::size_t k = 0; k < r.unstable_lengths.size(); ++k)
+        o << (k == 0 ? (r.unstable_lengths.size() > 1 ? "s " : " ") : ", ") << r.unstable_lengths[k];
+      o << ": there, differences within the spread do not rank them.\n";
+    }
   }
   return o.str();
 }

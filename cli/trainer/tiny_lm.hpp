@@ -7,8 +7,9 @@
 //
 // The attention is posenc's own: posenc::attention forward (the encoder's q/k transform and score
 // bias inside the tiles, the rows' log-sum-exp kept) and posenc::attention_backward, which maps dq,
-// dk back through the transform and hands out the encoder's table gradients (T5); the learned
-// table's gradient comes from the encoder too (accumulate_add_gradient). Each model runs its
+// dk back through the transform and hands out the gradients of a trainable score bias (T5's table,
+// FIRE's MLP, KERPLE's kernel parameters); the learned table's gradient comes from the encoder too
+// (accumulate_add_gradient). Each model runs its
 // attention on its own thread (the lab trains several side by side). Eigen does the projections,
 // the MLP and the LayerNorms. Not here: Shaw's relative k/v hook (a static_assert says so), mixed
 // precision.
@@ -31,6 +32,8 @@
 #include <posenc/concepts.hpp>
 #include <posenc/core/parallel.hpp>
 #include <posenc/core/tensor_view.hpp>
+#include <posenc/encoders/fire.hpp>
+#include <posenc/encoders/kerple.hpp>
 #include <posenc/encoders/learned.hpp>
 #include <posenc/encoders/t5.hpp>
 
@@ -122,9 +125,9 @@ struct lm_params {
     row ln1_g, ln1_b, ln2_g, ln2_b, b1, b2;
     mat wq, wk, wv, wo, w1, w2;
   };
-  mat tok;  ///< [vocab, d]
-  mat pos;  ///< [max_len, d]: the learned absolute table, when the encoder is learned_absolute
-  mat t5;   ///< [num_buckets, heads]: the T5 bias table, when the encoder is t5_bias
+  mat tok;   ///< [vocab, d]
+  mat pos;   ///< [max_len, d]: the learned absolute table, when the encoder is learned_absolute
+  mat bias;  ///< a trainable score bias's parameters: T5's table [num_buckets, heads]; FIRE's, KERPLE's [1, count]
   std::vector<block> blocks;
   row lnf_g, lnf_b;
   mat out;  ///< [d, vocab]
@@ -133,7 +136,7 @@ struct lm_params {
   template <class F>
   void each(F&& f) {
     auto m = [&](auto& t) { f(t.data(), static_cast<std::size_t>(t.size())); };
-    m(tok), m(pos), m(t5);
+    m(tok), m(pos), m(bias);
     for (auto& b : blocks) {
       m(b.ln1_g), m(b.ln1_b), m(b.ln2_g), m(b.ln2_b), m(b.b1), m(b.b2);
       m(b.wq), m(b.wk), m(b.wv), m(b.wo), m(b.w1), m(b.w2);
@@ -148,13 +151,17 @@ struct lm_params {
   }
 };
 
-/// The model around encoder E. E's hooks decide what the positions do; learned_absolute and t5_bias
-/// are trained (their tables are parameters; the encoder is rebuilt from them before each use).
+/// The model around encoder E. E's hooks decide what the positions do; learned_absolute and the
+/// trainable score biases (t5_bias, fire, kerple) are trained (their tables are parameters; the
+/// encoder is rebuilt from them before each use, KERPLE's projected as its authors do).
 template <posenc::positional_encoding E>
 class tiny_lm {
   static_assert(!posenc::relative_kv_encoding<E>, "tiny_lm: Shaw's relative k/v hook is not implemented here");
   static constexpr bool learned = std::same_as<E, posenc::learned_absolute>;
   static constexpr bool t5 = std::same_as<E, posenc::t5_bias>;
+  static constexpr bool trained_bias = posenc::score_bias_encoding<E> && posenc::trainable_encoding<E>;
+  static_assert(!trained_bias || t5 || std::same_as<E, posenc::fire> || std::same_as<E, posenc::kerple>,
+                "tiny_lm: sync_encoder rebuilds t5_bias, fire and kerple from their parameters");
 
  public:
   tiny_lm(const lm_config& c, E enc) : c_(c), enc_(std::move(enc)), g_{c.seed}, data_{c.seed ^ 0xDA7A5EEDull} {
@@ -242,8 +249,12 @@ class tiny_lm {
       detail::fill_normal(p.pos, tables, 0.1);
     }
     if constexpr (t5) {
-      p.t5.resize(enc_.config().num_buckets, c_.heads);
-      detail::fill_normal(p.t5, tables, 0.1);
+      p.bias.resize(enc_.config().num_buckets, c_.heads);
+      detail::fill_normal(p.bias, tables, 0.1);
+    } else if constexpr (trained_bias) {  // FIRE, KERPLE: the values the encoder was given
+      const auto v = enc_.parameters();
+      p.bias.resize(1, static_cast<Eigen::Index>(v.size()));
+      for (std::size_t i = 0; i < v.size(); ++i) p.bias.data()[i] = static_cast<float>(v[i]);
     }
     const double s = 0.02, so = 0.02 / std::sqrt(2.0 * c_.layers);
     for (int l = 0; l < c_.layers; ++l) {
@@ -321,15 +332,15 @@ class tiny_lm {
     gb.w1.noalias() += c.h2.transpose() * du;
     gb.b1 += du.colwise().sum();
     mat dxm = dy + detail::layer_norm_backward(du * b.w1.transpose(), b.ln2_g, c.ln2, gb.ln2_g, gb.ln2_b);
-    // attention: dq, dk w.r.t. the projections (through the encoder's transform), the T5 table's gradient
+    // attention: dq, dk w.r.t. the projections (through the encoder's transform), the bias parameters' gradient
     gb.wo.noalias() += c.o.transpose() * dxm;
     const mat dout = dxm * b.wo.transpose();
     mat dq(S, c_.d_model), dk(S, c_.d_model), dv(S, c_.d_model);
     std::vector<double> dtable;
-    if constexpr (t5) dtable.assign(static_cast<std::size_t>(enc_.parameter_count()), 0.0);
+    if constexpr (trained_bias) dtable.assign(static_cast<std::size_t>(enc_.parameter_count()), 0.0);
     posenc::attention_backward(heads(c.q), heads(c.k), heads(c.v), heads(c.o), c.lse, heads(dout), heads(dq), heads(dk),
                                heads(dv), enc_, {.causal = true}, {.encoder = dtable}, fast());
-    for (std::size_t i = 0; i < dtable.size(); ++i) grad.t5.data()[i] += static_cast<float>(dtable[i]);
+    for (std::size_t i = 0; i < dtable.size(); ++i) grad.bias.data()[i] += static_cast<float>(dtable[i]);
     gb.wq.noalias() += c.h1.transpose() * dq;
     gb.wk.noalias() += c.h1.transpose() * dk;
     gb.wv.noalias() += c.h1.transpose() * dv;
@@ -369,8 +380,20 @@ class tiny_lm {
       enc_ = posenc::learned_absolute(enc_.config(),
                                       std::span<const float>(p_.pos.data(), static_cast<std::size_t>(p_.pos.size())));
     if constexpr (t5)
-      enc_ =
-          posenc::t5_bias(enc_.config(), std::span<const float>(p_.t5.data(), static_cast<std::size_t>(p_.t5.size())));
+      enc_ = posenc::t5_bias(enc_.config(),
+                             std::span<const float>(p_.bias.data(), static_cast<std::size_t>(p_.bias.size())));
+    if constexpr (std::same_as<E, posenc::fire> || std::same_as<E, posenc::kerple>) {
+      const std::vector<double> v(p_.bias.data(), p_.bias.data() + p_.bias.size());
+      if constexpr (std::same_as<E, posenc::fire>) {
+        enc_ = posenc::fire(enc_.config(), std::span<const double>(v));
+      } else {  // the authors clamp the parameters themselves at every forward: the projection is kept
+        const auto H = static_cast<std::size_t>(enc_.num_heads());
+        enc_ =
+            posenc::kerple(enc_.config(), std::span<const double>(v).first(H), std::span<const double>(v).subspan(H));
+        const auto used = enc_.parameters();
+        for (std::size_t i = 0; i < used.size(); ++i) p_.bias.data()[i] = static_cast<float>(used[i]);
+      }
+    }
   }
 
   lm_config c_;

@@ -39,9 +39,47 @@ TEST_CASE("lab: a row per encoding, the files written, the same table on 1 and 2
   CHECK(std::filesystem::file_size(dir + "/lab.md") > 0);
 }
 
+TEST_CASE("lab: FIRE and KERPLE train, and several seeds give a mean with its spread") {
+  const auto dir = (std::filesystem::temp_directory_path() / "posenc_lab_cli_seeds").string();
+  const std::vector<std::string> run = {"lab",
+                                        "--encoders",
+                                        "fire,kerple,kerple-power",
+                                        "--rope-scalings",
+                                        "none",
+                                        "--steps",
+                                        "3",
+                                        "--batch",
+                                        "2",
+                                        "--train-len",
+                                        "16",
+                                        "--eval-tokens",
+                                        "64",
+                                        "--out",
+                                        dir};
+  auto two = run;
+  two.insert(two.end(), {"--seeds", "2"});
+  const auto r1 = posenc_cli_test::cli(run), r2 = posenc_cli_test::cli(two);
+  INFO(r1.err << r2.err);
+  REQUIRE(r1.status == 0);
+  REQUIRE(r2.status == 0);
+  for (const char* row : {"| fire | ", "| kerple | ", "| kerple-power | "}) {
+    CHECK(r1.out.find(row) != std::string::npos);
+    CHECK(r2.out.find(row) != std::string::npos);
+  }
+  CHECK(r1.out.find(" ± ") == std::string::npos);
+  CHECK(r2.out.find(" ± ") != std::string::npos);
+  CHECK(r2.out.find("over 2 seeds") != std::string::npos);
+  CHECK(r2.out.find("seeds 1 to 2") != std::string::npos);
+  std::ifstream svg(dir + "/lab.svg");
+  std::stringstream text;
+  text << svg.rdbuf();
+  CHECK(text.str().find("<polygon") != std::string::npos);  // the spread's bands
+}
+
 TEST_CASE("lab: unknown encodings and scalings without RoPE are one error line") {
   posenc_cli_test::expect_error({"lab", "--encoders", "rope,fourier"}, "unknown encoder 'fourier'");
   posenc_cli_test::expect_error({"lab", "--encoders", "alibi"}, "add rope to the encoders");
   posenc_cli_test::expect_error({"lab", "--steps", "0"}, "--steps");
+  posenc_cli_test::expect_error({"lab", "--seeds", "0"}, "--seeds");
 }
 #endif

@@ -1,9 +1,10 @@
 // The tiny trainer's gradients (cli/trainer/tiny_lm.hpp: posenc::attention_backward with the
 // encoders' gradient hooks; LayerNorm, MLP and output layer by hand) against central finite
 // differences of its loss, for every hook it supports: additive (sinusoidal, learned table),
-// qk transform (RoPE, RoPE + YaRN, xPos: through their transform backward), score bias (ALiBi, T5
-// table), both at once (RoPE + ALiBi) and none. Then: training lowers the loss, and two runs with
-// one seed are bit-identical.
+// qk transform (RoPE, RoPE + YaRN, xPos: through their transform backward), score bias (ALiBi, and
+// the trained ones: T5's table, FIRE's MLP, KERPLE's log and power kernels), both at once (RoPE +
+// ALiBi) and none. Then: training lowers the loss, two runs with one seed are bit-identical, and the
+// lab's mean and spread over seeds.
 #include "trainer/tiny_lm.hpp"
 
 #include <cmath>
@@ -15,12 +16,16 @@
 
 #include <posenc/encoders/alibi.hpp>
 #include <posenc/encoders/combined.hpp>
+#include <posenc/encoders/fire.hpp>
+#include <posenc/encoders/kerple.hpp>
 #include <posenc/encoders/learned.hpp>
 #include <posenc/encoders/no_position.hpp>
 #include <posenc/encoders/sinusoidal.hpp>
 #include <posenc/encoders/t5.hpp>
 #include <posenc/rope/rope.hpp>
 #include <posenc/rope/xpos.hpp>
+
+#include "trainer/lab.hpp"
 
 namespace {
 
@@ -108,6 +113,18 @@ TEST_CASE("tiny_lm: gradients match finite differences for every hook", "[traine
   SECTION("t5") {
     check(t5);
   }
+  SECTION("fire") {  // threshold 4 < the positions: the normaliser depends on the query too
+    posenc::fire_parameters p{.c = 0.5, .threshold = 4, .w1 = {1.0, -0.7, 0.4}, .b1 = {0.1, 0.3, -0.2}};
+    p.w2 = {0.5, -0.3, 0.2, 0.4, 0.1, -0.6}, p.b2 = {0.0, 0.1};
+    check(posenc::fire({.num_heads = 2, .mlp_width = 3}, p));
+  }
+  SECTION("kerple log") {  // parameters away from the authors' floor (its clamp has no gradient)
+    check(posenc::kerple({.num_heads = 2}, std::vector<double>{1.2, 0.6}, std::vector<double>{0.5, 0.9}));
+  }
+  SECTION("kerple power") {
+    check(posenc::kerple({.kernel = posenc::kerple_kernel::power, .num_heads = 2}, std::vector<double>{0.8, 0.3},
+                         std::vector<double>{1.1, 0.6}));
+  }
   SECTION("rope + alibi") {
     check(posenc::combine(rope(), alibi));
   }
@@ -146,4 +163,20 @@ TEST_CASE("tiny_lm: training lowers the loss, and one seed gives one result", "[
   CHECK(a.second < 2.5);  // 8 equiprobable letters: ln 8 = 2.08 is the floor
   CHECK(a.first == b.first);
   CHECK(a.second == b.second);
+}
+
+TEST_CASE("lab: the mean and spread over seeds, and the lengths where seeds order the encodings differently",
+          "[trainer]") {
+  const auto line = [](const char* name, std::vector<double> bpb) { return tiny::lab_line{name, std::move(bpb), 1.0}; };
+  const std::vector<std::vector<tiny::lab_line>> seeds = {{line("a", {1.0, 2.0}), line("b", {1.5, 2.5})},
+                                                          {line("a", {1.2, 2.6}), line("b", {1.7, 2.4})},
+                                                          {line("a", {1.4, 2.2}), line("b", {1.9, 2.3})}};
+  const auto m = tiny::detail::mean_over_seeds(seeds);
+  REQUIRE(m.size() == 2);
+  CHECK(m[0].bits_per_byte[0] == Approx(1.2));
+  CHECK(m[0].spread[0] == Approx(0.2));  // sample standard deviation of 1.0, 1.2, 1.4
+  CHECK(m[1].bits_per_byte[1] == Approx(2.4));
+  CHECK(m[1].spread[1] == Approx(0.1));
+  CHECK(tiny::detail::lengths_where_order_differs(seeds, {16, 32}) == std::vector<int>{32});  // a < b, then not
+  CHECK(tiny::detail::mean_over_seeds({seeds[0]})[0].spread.empty());
 }
