@@ -1,12 +1,13 @@
 // cli/args.hpp — the `posenc` command line on CLI11, parsed into a plain struct without exiting or
 // printing.
 //
-// Every subcommand and option is declared once, in parse_args(): name, help text, default and
-// validator together, so `posenc <command> --help` is generated from the same declaration that
-// parses. parse_args() is a library function (tested and fuzzed directly): it throws usage_error with
-// a one-line message naming the problem; the caller prints it and exits 2. Sizes are capped so that
-// no command line can make the tool allocate without bound. Syntax and messages: docs/cli.md.
-// It does not run commands or read files (cli/run.hpp and cli/commands.hpp do).
+// Every subcommand and option is declared once, in parse_args() and the add_*_options() it
+// calls: name, help text, default and validator together, so `posenc <command> --help` is
+// generated from the same declaration that parses. parse_args() is a library function (tested and
+// fuzzed directly): it throws usage_error with a one-line message naming the problem; the caller
+// prints it and exits 2. Sizes are capped so that no command line can make the tool allocate
+// without bound. Syntax and messages: docs/cli.md. It does not run commands or read files
+// (cli/run.hpp and cli/commands.hpp do).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -270,27 +271,12 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
   return prog + ": " + m;
 }
 
-}  // namespace detail
+/// The subcommands, added to `app` after its footer and option defaults (they inherit both).
+struct subcommand_apps {
+  CLI::App *rope, *alibi, *t5, *sinusoidal, *model, *tour, *lab;
+};
 
-/// Parses argv[1..] (the program name excluded). Throws usage_error for anything it cannot accept;
-/// --help and --version return command::help / command::version with the text to print.
-[[nodiscard]] inline arguments parse_args(std::span<const std::string_view> args) {
-  arguments a;
-  CLI::App app(
-      "posenc — inspect what positional encodings compute (RoPE and its scalings, ALiBi, T5, "
-      "sinusoidal) and what posenc does in each layer of a model.",
-      "posenc");
-  // Set before the subcommands are added: they inherit both.
-  app.footer(
-      "LIST: comma-separated integers or inclusive ranges A:B, e.g. 0,1,8:15 (at most 65536 entries).\n"
-      "Options also take the --name=value form. Bad input prints one line on stderr and exits with\n"
-      "status 2. More: docs/cli.md.");
-  // An option given twice is an error (flags are set to Throw one by one: add_flag makes them TakeLast).
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::Throw);
-  app.set_version_flag("--version", version_text(), "Print the version and exit");
-  app.require_subcommand(1);
-
-  // -- subcommands
+inline subcommand_apps add_subcommands(CLI::App& app) {
   CLI::App* rope = app.add_subcommand(
       "rope",
       "A model's RoPE schedule from a Hugging Face config.json or a .gguf file: per pair the inverse frequency, "
@@ -311,11 +297,13 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
       "lab",
       "Trains one tiny byte-level transformer per encoding at length L and evaluates bits per byte at L, 2L, 4L, "
       "8L and 16L on evaluation text; writes DIR/lab.md and DIR/lab.svg (docs/lab.md).");
-  const std::pair<CLI::App*, command> subcommands[] = {
-      {rope, command::rope},   {alibi, command::alibi}, {t5, command::t5},  {sinusoidal, command::sinusoidal},
-      {model, command::model}, {tour, command::tour},   {lab, command::lab}};
+  return {rope, alibi, t5, sinusoidal, model, tour, lab};
+}
 
-  // -- options shared by several subcommands: one declaration each, added where they apply
+/// The options several subcommands share (one declaration each, added where they apply). Returns
+/// the --config options of rope and model.
+inline std::pair<CLI::Option*, CLI::Option*> add_shared_options(const subcommand_apps& sc, arguments& a) {
+  CLI::App *rope = sc.rope, *alibi = sc.alibi, *t5 = sc.t5, *sinusoidal = sc.sinusoidal, *model = sc.model;
   for (CLI::App* s : {rope, alibi, t5, sinusoidal, model})
     s->add_flag("--json", a.json, "Print one JSON object instead of the text report")->multi_option_policy();
   for (CLI::App* s : {rope, alibi, t5, sinusoidal})
@@ -340,8 +328,10 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
                    : "Positions (table rows) to print [default: 0:15]")
         ->type_name("LIST")
         ->check(int_list());
+  return {rope_config, model_config};
+}
 
-  // -- rope
+inline void add_rope_options(CLI::App* rope, CLI::Option* rope_config, arguments& a) {
   rope_config->required();
   detail::add_optional(*rope, "--seq-len", a.seq_len,
                        "Sequence length for length-dependent scalings (dynamic NTK, LongRoPE) [default: from the "
@@ -357,8 +347,9 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
                        "Write an SVG of which mRoPE stream (t, h, w) each pair follows")
       ->type_name("FILE.svg")
       ->check(non_empty("file name"));
+}
 
-  // -- alibi
+inline void add_alibi_t5_options(CLI::App* alibi, CLI::App* t5, arguments& a) {
   alibi->add_option("--heads", a.heads, "Number of attention heads")
       ->required()
       ->type_name("N")
@@ -389,8 +380,11 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
         "Relative positions A..B to print [default: -max_distance:max_distance, at most 65536 values]")
       ->type_name("A:B")
       ->check(int_range());
+}
 
-  // -- sinusoidal
+/// sinusoidal, model and tour.
+inline void add_table_options(const subcommand_apps& sc, CLI::Option* model_config, arguments& a) {
+  CLI::App *sinusoidal = sc.sinusoidal, *model = sc.model, *tour = sc.tour;
   sinusoidal->add_option("--d-model", a.d_model, "Model width d_model")
       ->required()
       ->type_name("D")
@@ -414,8 +408,9 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
       ->capture_default_str()
       ->type_name("DIR")
       ->check(non_empty("directory name"));
+}
 
-  // -- lab
+inline void add_lab_options(CLI::App* lab, arguments& a) {
   const auto names = [](std::vector<std::string>& dst) {
     return [&dst](const std::string& v) {
       dst.clear();
@@ -475,6 +470,38 @@ inline std::string message(const CLI::ParseError& e, const CLI::App& app, const 
       ->capture_default_str()
       ->type_name("DIR")
       ->check(non_empty("directory name"));
+}
+
+}  // namespace detail
+
+/// Parses argv[1..] (the program name excluded). Throws usage_error for anything it cannot accept;
+/// --help and --version return command::help / command::version with the text to print.
+[[nodiscard]] inline arguments parse_args(std::span<const std::string_view> args) {
+  arguments a;
+  CLI::App app(
+      "posenc — inspect what positional encodings compute (RoPE and its scalings, ALiBi, T5, "
+      "sinusoidal) and what posenc does in each layer of a model.",
+      "posenc");
+  // Set before the subcommands are added: they inherit both.
+  app.footer(
+      "LIST: comma-separated integers or inclusive ranges A:B, e.g. 0,1,8:15 (at most 65536 entries).\n"
+      "Options also take the --name=value form. Bad input prints one line on stderr and exits with\n"
+      "status 2. More: docs/cli.md.");
+  // An option given twice is an error (flags are set to Throw one by one: add_flag makes them TakeLast).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+  app.set_version_flag("--version", version_text(), "Print the version and exit");
+  app.require_subcommand(1);
+
+  const detail::subcommand_apps sc = detail::add_subcommands(app);
+  const auto [rope_config, model_config] = detail::add_shared_options(sc, a);
+  detail::add_rope_options(sc.rope, rope_config, a);
+  detail::add_alibi_t5_options(sc.alibi, sc.t5, a);
+  detail::add_table_options(sc, model_config, a);
+  detail::add_lab_options(sc.lab, a);
+  const std::pair<CLI::App*, command> subcommands[] = {{sc.rope, command::rope},   {sc.alibi, command::alibi},
+                                                       {sc.t5, command::t5},       {sc.sinusoidal, command::sinusoidal},
+                                                       {sc.model, command::model}, {sc.tour, command::tour},
+                                                       {sc.lab, command::lab}};
 
   const auto selected = [&]() -> const std::pair<CLI::App*, command>* {
     for (const auto& s : subcommands)
