@@ -263,11 +263,12 @@ inline constexpr unsigned hooks_of = (additive_encoding<E> ? hook_additive : 0u)
                                      (relative_query_encoding<E> ? hook_relative_query : 0u) |
                                      (contextual_position_encoding<E> ? hook_contextual_position : 0u);
 
-/// The hooks posenc::attention and attention_backward (the fused path) compute inside their tiles.
-/// Hooks 5 and 6 are computed by sdpa and sdpa_backward only: the fused entry points refuse an
-/// encoder that models them, at compile time, rather than leave a term out.
+/// The hooks posenc::attention and attention_backward (the fused path) compute inside their tiles
+/// (hook 5 in distance form: DeBERTa's p2c). Hook 6 is computed by sdpa and sdpa_backward only: the
+/// fused entry points refuse an encoder that models it, at compile time, rather than leave a term
+/// out. The paged and ragged entry points (decoder serving) refuse hook 5 as well.
 inline constexpr unsigned fused_attention_hooks =
-    hook_additive | hook_qk_transform | hook_score_bias | hook_relative_kv;
+    hook_additive | hook_qk_transform | hook_score_bias | hook_relative_kv | hook_relative_query;
 
 /// Whether the fused attention computes every hook of E.
 template <class E>

@@ -122,7 +122,7 @@ inline constexpr double fast_bound = 5e-7;
 /// bfloat16 K/V on the decode path of CPUs with the instruction): |out - ref| <= 2^-8 (1 + A) vmax.
 inline constexpr double bf16_dot_bound = 0x1p-8;
 
-/// An upper bound of max |logit| for the call: scale |q|max |k|max (+ Shaw) + max |bias| over the
+/// An upper bound of max |logit| for the call: scale |q|max |k|max (+ Shaw, DeBERTa) + max |bias| over the
 /// positions of the call (computed by brute force from the encoder), |q|, |k| after any transform
 /// bounded by `growth` (1 for rotations).
 template <class T, class E>
@@ -143,7 +143,8 @@ double logit_bound(const fast_inputs<T>& in, const E& enc, const posenc::attenti
   if constexpr (posenc::has_softmax_scale_multiplier<E>) scale *= enc.softmax_scale_multiplier();
   const double qn = maxnorm(in.qd, s.D) * growth, kn = maxnorm(in.kd, s.D) * growth;
   double a = std::fabs(scale) * qn * kn;
-  if constexpr (posenc::score_bias_encoding<E> || posenc::relative_kv_encoding<E>) {
+  if constexpr (posenc::score_bias_encoding<E> || posenc::relative_kv_encoding<E> ||
+                posenc::relative_query_encoding<E>) {
     double bmax = 0;
     const auto pq = mask.query_positions(), pk = mask.key_positions();
     for (std::ptrdiff_t b = 0; b < s.B; ++b)
@@ -158,6 +159,11 @@ double logit_bound(const fast_inputs<T>& in, const E& enc, const posenc::attenti
               double n = 0;
               for (double e : enc.relative_key(h, x, y)) n += e * e;
               t += std::fabs(scale) * qn * std::sqrt(n);
+            }
+            if constexpr (posenc::relative_query_encoding<E>) {  // DeBERTa's p2c: k . aQ
+              double n = 0;
+              for (double e : enc.relative_query(h, x, y)) n += e * e;
+              t += std::fabs(scale) * kn * std::sqrt(n);
             }
             bmax = std::max(bmax, t);
           }

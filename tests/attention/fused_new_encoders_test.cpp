@@ -30,9 +30,9 @@
 using posenc::tensor_view;
 using namespace posenc_test;
 
-static_assert(!posenc::fused_attention_supports<posenc::deberta_relative>);
+static_assert(posenc::fused_attention_supports<posenc::deberta_relative>);
 static_assert(!posenc::fused_attention_supports<posenc::cope>);
-static_assert(!posenc::fused_attention_supports<posenc::combined<posenc::rope, posenc::deberta_relative>>);
+static_assert(posenc::fused_attention_supports<posenc::combined<posenc::rope, posenc::deberta_relative>>);
 static_assert(posenc::fused_attention_supports<posenc::fire>);
 static_assert(posenc::fused_attention_supports<posenc::kerple>);
 static_assert(posenc::fused_attention_supports<posenc::vision_rope_bound>);

@@ -13,7 +13,7 @@
 // (both for every K/V type above, q8_0 blocks included).
 //
 // Accuracy (tests/attention/fast_attention_test.cpp, every case): with A = max |logit| of the
-// call (scale * |q.k| + |bias|), every output element satisfies
+// call (scale * |q.k + q.aK + k.aQ| + |bias|), every output element satisfies
 //     |out - sdpa| <= 5e-7 * (1 + A) * max_j (|v_j| + |aV|)
 // against sdpa run on the same (rounded) inputs in double. The vectorised exp is within 1.2e-7
 // (relative) of exp; float dot products of length D are within D * 2^-24 of the exact ones.
@@ -67,8 +67,8 @@ template <maybe_const<float> Q, kv_element K, kv_element V, positional_encoding 
 void attention(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<float> out, const E& encoder,
                const attention_options& options = {}, const fast_attention_options& fast = {}) {
   static_assert(fused_attention_supports<E>,
-                "posenc::attention does not compute hook 5 (relative_query: DeBERTa's position-to-content "
-                "term) or hook 6 (contextual positions: CoPE); use posenc::sdpa for this encoder");
+                "posenc::attention does not compute hook 6 (contextual positions: CoPE); use posenc::sdpa "
+                "for this encoder");
   using TK = std::remove_const_t<K>;
   using TV = std::remove_const_t<V>;
   detail::fast_attention<TK, TV>(tensor_view<const float>(q), tensor_view<const TK>(k), tensor_view<const TV>(v), out,

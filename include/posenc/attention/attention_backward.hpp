@@ -46,13 +46,16 @@ void attention_backward(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, te
                         tensor_view<float> dv, const E& encoder, const attention_options& options = {},
                         const attention_gradients& grads = {}, const fast_attention_options& fast = {}) {
   static_assert(fused_attention_supports<E>,
-                "posenc::attention_backward does not compute hook 5 (relative_query: DeBERTa's "
-                "position-to-content term) or hook 6 (contextual positions: CoPE); use posenc::sdpa_backward");
+                "posenc::attention_backward does not compute hook 6 (contextual positions: CoPE); use "
+                "posenc::sdpa_backward");
   static_assert(detail::backward_supported<E>,
                 "attention_backward: the encoder's q/k transform has no backward "
                 "(qk_transform_backward_encoding)");
   static_assert(detail::all_relative_kv_by_distance<E>(),
                 "attention_backward needs relative_kv encoders in distance form (distance_relative_kv_encoding)");
+  static_assert(detail::all_relative_query_by_distance<E>(),
+                "attention_backward needs relative_query encoders in distance form "
+                "(distance_relative_query_encoding)");
   const tensor_view<const float> cq(q), ck(k), cv(v), co(out), cdo(dout);
   detail::check_backward_shapes(cq, ck, cv, cdo, dq, dk, dv, encoder, options, grads);
   detail::check_attention_shapes(cq, ck, cv, co, options);

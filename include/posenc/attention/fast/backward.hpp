@@ -10,8 +10,8 @@
 // its gradients, its work items and its reductions. Per (query tile, key tile) pair, five products
 // on the float-tile kernels: S = Q K^T, dP = dO V^T, dV += P^T dO, dK += dS^T Q, dQ += dS K, with
 // the hooks of sdpa_backward.hpp in between (soft-cap derivative, masks, distance-table and general
-// biases, Shaw terms) and the encoder's parameter gradients accumulated inside the tiles through its
-// accumulate_* hooks (T5 buckets, Shaw tables).
+// biases, Shaw terms, DeBERTa's p2c term) and the encoder's parameter gradients accumulated inside
+// the tiles through its accumulate_* hooks (T5 buckets, Shaw tables, DeBERTa's tables).
 // Work: one item per (sequence, kv head, lane); lane l owns the key tiles l, l + lanes, ..., so dK
 // and dV rows have one writer; dQ and the parameter gradients go to per-item partials summed in item
 // order. The cut depends on the shape only, so the result is bit-identical for any thread count.
@@ -167,6 +167,39 @@ void shaw_gradients(const backward_call<E>& c, const backward_tile& t, std::ptrd
   }
 }
 
+/// DeBERTa's p2c term of row r into the scores: scale k_j . aQ, from the forward's table.
+template <class E>
+void p2c_scores(const backward_call<E>& c, const backward_tile& t, std::ptrdiff_t h, std::int64_t pos_q,
+                std::ptrdiff_t b, float* sr) {
+  const plan& p = c.p;
+  for (int j = 0; j < t.nk; ++j) {
+    const std::ptrdiff_t x = key_column(c, p.srange, pos_q, b, t.j0 + j);
+    const float* kr = t.kr + j * c.Dp;
+    float a = 0;
+    for (std::ptrdiff_t d = 0; d < p.D; ++d) a += kr[d] * c.t.p2c_query(h, d, x, p);
+    sr[j] += c.scale * a;
+  }
+}
+
+/// DeBERTa's p2c gradients of row r: dK += dU aQ, and the table's through the encoder's hook
+/// (d aQ += dU k).
+template <class E>
+void p2c_gradients(const backward_call<E>& c, const backward_tile& t, std::ptrdiff_t h, std::int64_t pos_q,
+                   std::ptrdiff_t b, const float* sr, const float* dr, std::span<double> pgrad) {
+  const plan& p = c.p;
+  for (int j = 0; j < t.nk; ++j) {
+    if (sr[j] == 0) continue;
+    const std::ptrdiff_t x = key_column(c, p.srange, pos_q, b, t.j0 + j);
+    float* dk = t.dka + j * c.Dp;
+    for (std::ptrdiff_t d = 0; d < p.D; ++d) dk[d] += dr[j] * c.t.p2c_query(h, d, x, p);
+    if constexpr (trainable_relative_query_encoding<E>)
+      if (c.n_params > 0)
+        c.enc.accumulate_relative_query_gradient(
+            h, pos_q, c.pk[static_cast<std::size_t>(b * p.Sk + t.j0 + j)], static_cast<double>(dr[j]),
+            std::span<const float>(t.kr + j * c.Dp, static_cast<std::size_t>(p.D)), pgrad);
+  }
+}
+
 /// Row r of a (query tile, key tile) pair, after S and dP: the forward's hooks on S (Shaw, soft-cap,
 /// the score hooks), P = exp(S - L), dS = P (dP - D_i) with the bias gradients, then the soft-cap
 /// derivative and the scale (dU), and Shaw's gradients.
@@ -183,6 +216,7 @@ void backward_row(const backward_call<E>& c, const backward_tile& t, const tile_
   const std::int64_t pos_q = c.pq[static_cast<std::size_t>(b * p.Sq + i)];
   const std::int64_t* pk = c.pk.data() + b * p.Sk + t.j0;
   if constexpr (relative_kv_encoding<E>) shaw_scores(c, t, h, pos_q, b, qr, dor, sr, dr);
+  if constexpr (relative_query_encoding<E>) p2c_scores(c, t, h, pos_q, b, sr);
   if (p.softcap) {
     c.tiles.softcap(sr, t.nk, p.cap, p.inv_cap);
     std::copy_n(sr, t.nk, t.lc + r * TK);
@@ -208,6 +242,7 @@ void backward_row(const backward_call<E>& c, const backward_tile& t, const tile_
     for (int j = 0; j < t.nk; ++j) dr[j] *= c.scale;
   }
   if constexpr (relative_kv_encoding<E>) shaw_gradients(c, t, h, pos_q, b, qr, dor, sr, dr, dq + r * c.Dp, pgrad);
+  if constexpr (relative_query_encoding<E>) p2c_gradients(c, t, h, pos_q, b, sr, dr, pgrad);
 }
 
 /// One (query tile qt, key tile) pair of item w: S and dP, each row (backward_row), then dV += P^T dO,

@@ -126,6 +126,7 @@ struct call_tables {
   const float* table = nullptr;                         // distance table [Hq][tn]
   std::ptrdiff_t shaw_heads = 1;                        // Shaw tables per head (Hq) or shared (1)
   const float *ak = nullptr, *av = nullptr;             // [shaw_heads][D][sld] (transposed), [shaw_heads][sn][dvp]
+  const float* aq = nullptr;  // DeBERTa's p2c aQ, transposed [Hq][D][sld] and 64 floats of slack
   // q rows as the key record's qk reads them (its prep_q, once per call), row (b, i, h) at
   // qk_q + ((b Sq + i) Hq + h) qk_q_stride; null: the kernel reads q rows
   const float* qk_q = nullptr;
@@ -135,6 +136,10 @@ struct call_tables {
   /// Shaw's aK value d of head h at table column x, and aV's row of head h at column x.
   [[nodiscard]] float shaw_key(std::ptrdiff_t h, std::ptrdiff_t d, std::ptrdiff_t x, const plan& p) const noexcept {
     return ak[((shaw_heads == 1 ? 0 : h) * p.D + d) * p.sld + x];
+  }
+  /// The p2c aQ value d of head h at table column x.
+  [[nodiscard]] float p2c_query(std::ptrdiff_t h, std::ptrdiff_t d, std::ptrdiff_t x, const plan& p) const noexcept {
+    return aq[(h * p.D + d) * p.sld + x];
   }
   [[nodiscard]] const float* shaw_value(std::ptrdiff_t h, std::ptrdiff_t x, const plan& p) const noexcept {
     return av + ((shaw_heads == 1 ? 0 : h) * p.sn + x) * p.dvp;

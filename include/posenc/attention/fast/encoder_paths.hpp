@@ -6,8 +6,11 @@
 //     distances the call can see, clipped to where the biases stop changing, built once per call;
 //   - other score_bias_encoding leaves: the general path, bias(h, pos_q, pos_k) per visible score,
 //     inlined (no virtual call), once per tile element;
-//   - the distance_relative_kv_encoding leaf (Shaw): its aK / aV rows over the distances of the
-//     call, in float, for the per-row q . aK products and the per-distance probability sums.
+//   - the distance_relative_kv_encoding leaf (Shaw, DeBERTa's c2p): its aK / aV rows over the
+//     distances of the call, in float, for the per-row q . aK products and the per-distance
+//     probability sums;
+//   - the distance_relative_query_encoding leaf (DeBERTa's p2c): its aQ rows over the same
+//     distances, for the per-key-tile k . aQ products gathered by distance.
 // qk transforms and the softmax multiplier are taken from the whole encoder (combined applies both).
 #pragma once
 
@@ -65,6 +68,17 @@ constexpr bool all_relative_kv_by_distance() {
   return count_leaves<E>([]<class L>() { return relative_kv_encoding<L> && !distance_relative_kv_encoding<L>; }) == 0;
 }
 
+template <class E>
+constexpr bool any_leaf_relative_query() {
+  return count_leaves<E>([]<class L>() { return relative_query_encoding<L>; }) > 0;
+}
+
+template <class E>
+constexpr bool all_relative_query_by_distance() {
+  return count_leaves<E>(
+             []<class L>() { return relative_query_encoding<L> && !distance_relative_query_encoding<L>; }) == 0;
+}
+
 /// What the plan needs to know of an encoder's hooks (fast/plan.hpp), and the distances
 /// pos_k - pos_q the call can see.
 struct hook_facts {
@@ -73,6 +87,8 @@ struct hook_facts {
   bool relative_kv = false;  // a distance_relative_kv_encoding leaf (Shaw): its range, a value term
   distance_range kv_range{};
   bool kv_value = false;
+  bool relative_query = false;  // a distance_relative_query_encoding leaf (DeBERTa's p2c): its range
+  distance_range query_range{};
   distance_range call_range{};
 };
 
@@ -97,6 +113,14 @@ template <class E>
         h.relative_kv = true;
         h.kv_range = leaf.relative_distance_range();
         h.kv_value = !leaf.relative_value_at_distance(0, 0).empty();
+      }
+    });
+  }
+  if constexpr (any_leaf_relative_query<E>()) {
+    for_each_leaf(e, [&](const auto& leaf) {
+      if constexpr (distance_relative_query_encoding<std::remove_cvref_t<decltype(leaf)>>) {
+        h.relative_query = true;
+        h.query_range = leaf.relative_distance_range();
       }
     });
   }

@@ -401,6 +401,37 @@ void for_each_key_tile(const forward_call<E, TK, TV>& c, item_state& it, F&& f) 
   }
 }
 
+/// DeBERTa's p2c term of one key tile into the item's scores, scaled with the content logit: per query
+/// head, k_j . aQ over the distances the (query tile, key tile) pair can see (the PV kernel reading
+/// the packed K^T transposed, into sc.p2c [nk][cols]), then each row gathers its keys' columns.
+template <class E, class TK, class TV>
+void add_p2c_tile(const forward_call<E, TK, TV>& c, item_state& it, attention_scratch& sc, const tile_summary& ks,
+                  std::ptrdiff_t j0, int nk) {
+  const plan& p = c.p;
+  const std::ptrdiff_t b = it.w.b;
+  const tile_summary& qs = c.t.qsum[b * p.nqt + it.w.qt];
+  const std::ptrdiff_t x0 = table_index(p.srange, saturating_difference(ks.pmin, qs.pmax)),
+                       x1 = table_index(p.srange, saturating_difference(ks.pmax, qs.pmin));
+  const auto cols = static_cast<int>((x1 - x0 + 64) / 64 * 64);
+  float* kq = grow(sc.p2c, static_cast<std::size_t>(nk) * static_cast<std::size_t>(cols));
+  for (std::ptrdiff_t r0 = 0; r0 < it.R; r0 += it.nq) {
+    c.tiles.pv_packed({.p = it.kt,
+                       .row_stride = 1,
+                       .key_stride = p.TK,
+                       .rows = nk,
+                       .keys = static_cast<int>(p.D),
+                       .vt = {c.t.aq + it.head(r0) * p.D * p.sld + x0, p.sld},
+                       .cols = cols,
+                       .o = {kq, cols},
+                       .accumulate = false});
+    for (std::ptrdiff_t r = r0; r < r0 + it.nq; ++r) {
+      const std::int64_t pos_q = c.pq[static_cast<std::size_t>(b * p.Sq + it.i0 + r % it.nq)];
+      float* sr = it.s + r * p.TK;
+      for (int j = 0; j < nk; ++j) sr[j] += c.scale * kq[j * cols + key_column(c, p.srange, pos_q, b, j0 + j) - x0];
+    }
+  }
+}
+
 /// A prefill work item (kv_path::prefill, one kv head): per key tile, classify, load and pack K/V
 /// once for all G nq rows, QK^T, softmax_tile, PV on the packed V.
 template <class E, class TK, class TV>
@@ -416,6 +447,7 @@ void prefill_item(const forward_call<E, TK, TV>& c, detail::attention_scratch& s
                        .scale = c.scale,
                        .kt = {it.kt, TK_},
                        .s = {it.s, TK_}});
+    if constexpr (any_leaf_relative_query<E>()) add_p2c_tile(c, it, sc, ks, j0, nk);
     softmax_tile(c, it, ks, cls, j0, nk);
     // A masked key has p = 0, but 0 x Inf / NaN is NaN: when a key masked for some row holds a value
     // that is not finite, each row takes its visible keys only (runs of them, per query token).
@@ -671,6 +703,9 @@ void fast_attention(tensor_view<const float> q, tensor_view<const TK> k, tensor_
                     tensor_view<float> out, const E& enc, const attention_options& o, const fast_attention_options& f) {
   static_assert(all_relative_kv_by_distance<E>(),
                 "posenc::attention needs relative_kv encoders in distance form (distance_relative_kv_encoding)");
+  static_assert(all_relative_query_by_distance<E>(),
+                "posenc::attention needs relative_query encoders in distance form "
+                "(distance_relative_query_encoding)");
   validate_call(q, k, v, out, enc, o, f);
   const std::ptrdiff_t B = q.batch(), Sq = q.tokens(), Hq = q.heads(), D = q.dim(), Sk = k.tokens();
   const attention_mask mask(o, B, Sq, Sk);

@@ -4,9 +4,9 @@
 // The plan fixes the tile sizes, the K/V path (prefill: K/V tiles packed once for every row of a
 // work item; decode: the kernels read K/V rows in place), whether the keys are cut into chunks
 // merged by log-sum-exp, the list of work items and the key tiles each one visits, and which path
-// each encoder hook takes (distance table or general bias, Shaw tables, soft-capping). It allocates
-// nothing, reads no tensor element and calls no kernel; it never sees the thread count, so the
-// work, and with it every rounding, is the same on any number of threads.
+// each encoder hook takes (distance table or general bias, Shaw and p2c tables, soft-capping). It
+// allocates nothing, reads no tensor element and calls no kernel; it never sees the thread count, so
+// the work, and with it every rounding, is the same on any number of threads.
 // Not here: the tables themselves (stage 2, fast/tables.hpp) and the tile loop (stage 3,
 // fast/forward.hpp; the backward's in fast/backward.hpp).
 #pragma once
@@ -75,8 +75,9 @@ struct plan {
   bool use_table = false;
   distance_range trange{};
   std::ptrdiff_t tn = 0;
-  // Shaw: aK / aV over srange (sn distances, rows padded to sld = a multiple of 64)
-  bool shaw = false, shaw_value = false;
+  // Shaw: aK / aV over srange (sn distances, rows padded to sld = a multiple of 64); p2c: DeBERTa's
+  // aQ over the same distances, k . aQ formed per key tile over the distances the pair can see
+  bool shaw = false, shaw_value = false, p2c = false;
   distance_range srange{};
   std::ptrdiff_t sn = 0, sld = 0;
 
@@ -134,8 +135,9 @@ struct plan {
   p.nqt = (p.Sq + p.TQ - 1) / p.TQ;
   // Packing a K/V tile pays off once 16 rows share it; strided dims are packed whatever the rows; the
   // backward packs every tile (its products read K, V and K^T as packed matrices).
-  const bool prefill =
-      in.backward || p.G * std::min<std::ptrdiff_t>(p.TQ, p.Sq) >= 16 || !in.k_dim_unit || !in.v_dim_unit;
+  // DeBERTa's p2c term reads the packed K tile (k . aQ per key tile): always packed.
+  const bool prefill = in.backward || hk.relative_query || p.G * std::min<std::ptrdiff_t>(p.TQ, p.Sq) >= 16 ||
+                       !in.k_dim_unit || !in.v_dim_unit;
   p.path = prefill ? kv_path::prefill : kv_path::decode;
   // Decode with token-major keys: one item takes every kv head, so a key tile's rows (all heads of a
   // token are adjacent) are read together rather than one head's rows Hkv rows apart. Head-major
@@ -174,10 +176,15 @@ struct plan {
       p.tn = static_cast<std::ptrdiff_t>(span + 1);
     }
   }
-  if (hk.relative_kv) {
-    p.shaw = true;
+  if (hk.relative_kv || hk.relative_query) {
+    p.shaw = hk.relative_kv;
     p.shaw_value = hk.kv_value;
-    p.srange = clip_range(hk.call_range, hk.kv_range);
+    p.p2c = hk.relative_query;
+    const distance_range r = !hk.relative_kv      ? hk.query_range
+                             : !hk.relative_query ? hk.kv_range
+                                                  : distance_range{std::min(hk.kv_range.lo, hk.query_range.lo),
+                                                                   std::max(hk.kv_range.hi, hk.query_range.hi)};
+    p.srange = clip_range(hk.call_range, r);
     p.sn = static_cast<std::ptrdiff_t>(p.srange.hi - p.srange.lo + 1);
     p.sld = (p.sn + 63) / 64 * 64;
   }

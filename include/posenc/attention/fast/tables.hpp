@@ -1,7 +1,7 @@
 // posenc/attention/fast/tables.hpp — stage 2 of a fused attention call, shared by the forward and the
 // backward: the operands as the kernels read them (hook 2 on copies of q and k) and the per-call
-// tables the plan asks for (tile summaries, the distance table, Shaw's tables, q rows prepared for
-// the key record, room for key-chunk partials), in the workspace.
+// tables the plan asks for (tile summaries, the distance table, Shaw's and DeBERTa's tables, q rows
+// prepared for the key record, room for key-chunk partials), in the workspace.
 //
 // Every table is built once per call from the encoder's hooks, never per work item; the backward
 // reads the forward's tables of the same call (same plan rules, same values). Not here: what a work
@@ -150,6 +150,26 @@ void build_shaw_tables(const plan& p, const E& enc, attention_workspace& ws, cal
   });
 }
 
+/// DeBERTa's p2c aQ over the plan's distances, in float, transposed as Shaw's aK ([Hq][D][sld]), with
+/// 64 zero floats after it: a key tile's product reads a window of up to 64 columns past its last.
+template <class E>
+void build_p2c_table(const plan& p, const E& enc, attention_workspace& ws, call_tables& t) {
+  for_each_leaf(enc, [&](const auto& leaf) {
+    if constexpr (distance_relative_query_encoding<std::remove_cvref_t<decltype(leaf)>>) {
+      const auto n = static_cast<std::size_t>(p.Hq * p.D * p.sld + 64);
+      float* aq = detail::grow(ws.shaw_query, n);
+      std::fill(aq, aq + n, 0.0f);
+      for (std::ptrdiff_t h = 0; h < p.Hq; ++h)
+        for (std::ptrdiff_t x = 0; x < p.sn; ++x) {
+          const auto a = leaf.relative_query_at_distance(h, p.srange.lo + x);
+          for (std::ptrdiff_t d = 0; d < p.D; ++d)
+            aq[(h * p.D + d) * p.sld + x] = static_cast<float>(a[static_cast<std::size_t>(d)]);
+        }
+      t.aq = aq;
+    }
+  });
+}
+
 /// Stage 2: the per-call tables plan p asks for (see the banner). k_ops: the key record, whose prep_q
 /// prepares the q rows of the decode path's key kernel once per call (not per key tile).
 template <class E, class TK>
@@ -166,6 +186,7 @@ call_tables build_tables(const plan& p, const E& enc, const attention_options& o
   t.ksum = ksum;
   if (p.use_table) t.table = build_distance_table(p, enc, ws);
   if constexpr (any_leaf_relative_kv<E>()) build_shaw_tables(p, enc, ws, t);
+  if constexpr (any_leaf_relative_query<E>()) build_p2c_table(p, enc, ws, t);
   if (p.prep_q) {
     const std::ptrdiff_t n = k_ops.prep_floats != nullptr ? k_ops.prep_floats(static_cast<int>(D)) : D;
     float* buf = detail::grow(ws.qk_q, static_cast<std::size_t>(B * Sq * Hq * n));

@@ -40,6 +40,7 @@ struct attention_scratch {
   std::vector<const float*> rows;
   std::vector<std::uint8_t> mask;
   std::vector<std::byte> k_stage, v_stage;  // a paged K / V tile spanning blocks, copied for the kernels
+  std::vector<float> p2c;                   // DeBERTa's k . aQ of one key tile over the pair's distances
 };
 }  // namespace detail
 
@@ -51,7 +52,7 @@ class attention_workspace {
   attention_workspace& operator=(const attention_workspace&) = delete;
 
   // ---- used by the attention driver ----
-  std::vector<float> q, k, bias, shaw_key, shaw_value, partial;
+  std::vector<float> q, k, bias, shaw_key, shaw_value, shaw_query, partial;
   std::vector<float> qk_q;  // q rows prepared for the in-place bfloat16 key kernel
   std::vector<double> query_bias;
   std::vector<detail::tile_summary> tiles;

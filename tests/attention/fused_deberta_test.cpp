@@ -1,0 +1,191 @@
+// DeBERTa's disentangled attention through the fused path: c2p (q . K_r gathered by distance, Shaw's
+// path) and p2c (k . Q_r per key tile, gathered by the pair's distance) inside the tiles, against
+// sdpa / sdpa_backward on the same float inputs. Forward: every ISA within the documented bound
+// 5e-7 (1 + A) max |v| (attention/attention.hpp), A bounding max |logit| with both cross terms;
+// backward: dq, dk, dv and both tables' gradients within 1e-6 (1 + A) max |oracle|
+// (attention/attention_backward.hpp). sdpa_backward itself passes finite differences
+// (tests/encoders/deberta_test.cpp). Small buckets (8 of them, 20 positions) so the calls reach the
+// log buckets and the saturated rows; several query and key tiles per call. And the whole layers of
+// tests/golden/deberta.json (HF DisentangledSelfAttention, v1 and v2, shared and separate keys,
+// every pos_att_type, padding) through the fused path against HF's float32 outputs.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <posenc/attention/attention.hpp>
+#include <posenc/attention/attention_backward.hpp>
+#include <posenc/attention/sdpa_backward.hpp>
+#include <posenc/encoders/deberta.hpp>
+#include <posenc/kernels/isa.hpp>
+
+#include "encoders/deberta_layers.hpp"
+#include "fast_support.hpp"
+#include "support/check.hpp"
+
+using posenc::tensor_view;
+using namespace posenc_test;
+
+namespace {
+
+/// A DeBERTa layer's relative terms on random tables: v2/v3 buckets (8 buckets, 20 positions) or v1
+/// (no buckets, 12 positions), with the given pos_att_type subset.
+posenc::deberta_relative make_deberta(std::ptrdiff_t heads, std::ptrdiff_t D, bool v1, bool c2p, bool p2c,
+                                      std::uint64_t seed = 41) {
+  auto cfg =
+      v1 ? posenc::deberta_relative_config::v1(heads, D, 12) : posenc::deberta_relative_config::v3(heads, D, 8, 20);
+  cfg.c2p = c2p;
+  cfg.p2c = p2c;
+  const auto n = static_cast<std::size_t>(cfg.table_rows() * heads * D);
+  const auto kt = c2p ? random_values(n, seed) : std::vector<double>{};
+  const auto qt = p2c ? random_values(n, seed + 1) : std::vector<double>{};
+  return posenc::deberta_relative(cfg, kt, qt);
+}
+
+std::vector<posenc::kernels::isa> every_isa() {
+  using posenc::kernels::isa;
+  std::vector<isa> r{isa::scalar};
+  for (isa i : {isa::avx2, isa::avx512, isa::neon})
+    if (posenc::kernels::isa_supported(i)) r.push_back(i);
+  return r;
+}
+
+/// Several query tiles (16 tokens) against several key tiles (64 keys) per call.
+const posenc::fast_attention_options small_tiles{.query_tile = 16};
+
+/// Checks the fused forward against sdpa on every ISA, and that leaving p2c out moves sdpa's result by
+/// far more than the bound (so the comparison sees the term).
+void check_forward(const fast_inputs<float>& in, const posenc::deberta_relative& enc,
+                   const posenc::deberta_relative& without_p2c, const fast_masks& m) {
+  const auto o = m.options();
+  const auto ref = run_oracle(in, enc, o);
+  const posenc::attention_mask mask(o, in.s.B, in.s.Sq, in.s.Sk);
+  const double unit = (1 + logit_bound(in, enc, o, mask)) * in.vmax();
+  const auto other = run_oracle(in, without_p2c, o);
+  double moved = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) moved = std::max(moved, std::fabs(other[i] - ref[i]));
+  CHECK(moved > 1000 * fast_bound * unit);
+  for (const auto which : every_isa()) {
+    posenc::kernels::scoped_isa use(which);
+    const auto got = run_fast(in, enc, o, small_tiles);
+    double worst = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      worst = std::max(worst, std::isfinite(got[i]) ? std::fabs(static_cast<double>(got[i]) - ref[i]) : INFINITY);
+    INFO("on " << posenc::kernels::isa_name(which) << ": error / ((1 + A) vmax) = " << worst / unit);
+    CHECK(worst <= fast_bound * unit);
+  }
+}
+
+/// posenc::attention_backward (after the forward, for its log-sum-exp) against sdpa_backward: dq, dk,
+/// dv and the tables' gradients within 1e-6 (1 + A) max |oracle|.
+void check_backward(const fast_shape& s, const posenc::deberta_relative& enc, const fast_masks& m) {
+  const auto o = m.options();
+  const fast_inputs<float> in(s, 7, 1.5);
+  const auto dout = random_values(static_cast<std::size_t>(s.B * s.Sq * s.Hq * s.Dv), 8);
+  const std::vector<float> doutf(dout.begin(), dout.end());
+  const std::vector<double> doutd(doutf.begin(), doutf.end());
+  using fview = tensor_view<const float>;
+  using dview = tensor_view<const double>;
+  const auto np = static_cast<std::size_t>(enc.parameter_count());
+  std::vector<float> out(doutf.size()), lse(static_cast<std::size_t>(s.B * s.Hq * s.Sq));
+  std::vector<float> dq(in.q.size()), dk(in.k.size()), dv(in.v.size());
+  std::vector<double> g(np, 0.0), gd(np, 0.0);
+  const auto q = fview::bthd(in.q.data(), s.B, s.Sq, s.Hq, s.D), k = fview::bthd(in.k.data(), s.B, s.Sk, s.Hkv, s.D),
+             v = fview::bthd(in.v.data(), s.B, s.Sk, s.Hkv, s.Dv);
+  posenc::fast_attention_options f = small_tiles;
+  f.log_sum_exp = lse;
+  posenc::attention(q, k, v, tensor_view<float>::bthd(out.data(), s.B, s.Sq, s.Hq, s.Dv), enc, o, f);
+  posenc::attention_backward(
+      q, k, v, fview::bthd(out.data(), s.B, s.Sq, s.Hq, s.Dv), std::span<const float>(lse),
+      fview::bthd(doutf.data(), s.B, s.Sq, s.Hq, s.Dv), tensor_view<float>::bthd(dq.data(), s.B, s.Sq, s.Hq, s.D),
+      tensor_view<float>::bthd(dk.data(), s.B, s.Sk, s.Hkv, s.D),
+      tensor_view<float>::bthd(dv.data(), s.B, s.Sk, s.Hkv, s.Dv), enc, o, {.encoder = g}, small_tiles);
+  std::vector<double> rq(in.qd.size()), rk(in.kd.size()), rv(in.vd.size());
+  posenc::sdpa_backward(
+      dview::bthd(in.qd.data(), s.B, s.Sq, s.Hq, s.D), dview::bthd(in.kd.data(), s.B, s.Sk, s.Hkv, s.D),
+      dview::bthd(in.vd.data(), s.B, s.Sk, s.Hkv, s.Dv), dview::bthd(doutd.data(), s.B, s.Sq, s.Hq, s.Dv),
+      tensor_view<double>::bthd(rq.data(), s.B, s.Sq, s.Hq, s.D),
+      tensor_view<double>::bthd(rk.data(), s.B, s.Sk, s.Hkv, s.D),
+      tensor_view<double>::bthd(rv.data(), s.B, s.Sk, s.Hkv, s.Dv), enc, o, {.encoder = gd});
+  const posenc::attention_mask mask(o, s.B, s.Sq, s.Sk);
+  const double A = logit_bound(in, enc, o, mask);
+  auto near = [&](const auto& got, const std::vector<double>& want, const char* what) {
+    double mx = 0, worst = 0;
+    for (double w : want) mx = std::max(mx, std::fabs(w));
+    for (std::size_t n = 0; n < want.size(); ++n)
+      worst = std::max(worst, std::fabs(static_cast<double>(got[n]) - want[n]));
+    INFO(what << ": max |fused - oracle| = " << worst << ", max |oracle| = " << mx << ", A <= " << A);
+    CHECK(worst <= 1e-6 * (1 + A) * mx);
+    CHECK(mx > 0);
+  };
+  near(dq, rq, "dq");
+  near(dk, rk, "dk");
+  near(dv, rv, "dv");
+  near(g, gd, "K_r then Q_r");
+}
+
+}  // namespace
+
+TEST_CASE("attention: DeBERTa c2p and p2c inside the tiles equal sdpa within the bound on every ISA",
+          "[fast][deberta]") {
+  const fast_shape s{.B = 2, .Sq = 150, .Sk = 150, .Hq = 4, .Hkv = 2, .D = 16, .Dv = 16};
+  const fast_inputs<float> in(s, 21, 1.5);
+  fast_masks none, padded, causal, spread;
+  padded.lengths = {150, 97};
+  causal.causal = true;
+  for (std::int64_t b = 0; b < 2; ++b)  // explicit positions 3 apart: wider distance windows per tile pair
+    for (std::int64_t i = 0; i < 150; ++i) spread.pq.push_back(3 * i + b), spread.pk.push_back(3 * i + b);
+  for (const bool v1 : {false, true}) {
+    INFO((v1 ? "v1" : "v3"));
+    const auto both = make_deberta(4, 16, v1, true, true), c2p = make_deberta(4, 16, v1, true, false);
+    check_forward(in, both, c2p, none);
+    check_forward(in, both, c2p, padded);
+    check_forward(in, both, c2p, causal);
+    check_forward(in, both, c2p, spread);
+    check_forward(in, make_deberta(4, 16, v1, false, true), make_deberta(4, 16, v1, false, false), padded);
+  }
+  // MHA (one query head per kv head): the per-head tables of a work item's single head
+  const fast_shape mha{.B = 1, .Sq = 80, .Sk = 80, .Hq = 3, .Hkv = 3, .D = 32, .Dv = 24};
+  check_forward(fast_inputs<float>(mha, 22, 1.5), make_deberta(3, 32, false, true, true),
+                make_deberta(3, 32, false, true, false), none);
+}
+
+TEST_CASE("attention_backward: DeBERTa dq, dk, dv and both tables' gradients against sdpa_backward",
+          "[fast][deberta][backward]") {
+  const fast_shape s{.B = 2, .Sq = 70, .Sk = 70, .Hq = 4, .Hkv = 2, .D = 16, .Dv = 16};
+  fast_masks padded, causal;
+  padded.lengths = {70, 45};
+  causal.causal = true;
+  check_backward(s, make_deberta(4, 16, false, true, true), padded);
+  check_backward(s, make_deberta(4, 16, true, true, true), causal);
+  check_backward(s, make_deberta(4, 16, false, false, true), padded);
+  check_backward(s, make_deberta(4, 16, true, true, false), {});
+}
+
+TEST_CASE("attention: DeBERTa layers through the fused path equal HF DisentangledSelfAttention (float32)",
+          "[fast][deberta][golden]") {
+  using namespace posenc_test::deberta_golden;
+  int cases = 0;
+  for (const auto& c : golden().at("cases")) {
+    if (c.at("kind") != "layer") continue;
+    ++cases;
+    INFO(c.at("id").get<std::string>());
+    const layer L = build(c);
+    const posenc::deberta_relative enc(L.config, L.key_table, L.query_table);
+    const std::vector<float> q(L.q.begin(), L.q.end()), k(L.k.begin(), L.k.end()), v(L.v.begin(), L.v.end());
+    std::vector<float> o(q.size());
+    using cv = tensor_view<const float>;
+    posenc::attention(cv::bthd(q.data(), L.B, L.S, L.H, L.d), cv::bthd(k.data(), L.B, L.S, L.H, L.d),
+                      cv::bthd(v.data(), L.B, L.S, L.H, L.d), tensor_view<float>::bthd(o.data(), L.B, L.S, L.H, L.d),
+                      enc, {.key_lengths = L.lengths});
+    const std::ptrdiff_t row = L.H * L.d;
+    POSENC_CHECK_CLOSE(valid_rows(std::vector<double>(o.begin(), o.end()), L, row),
+                       valid_rows(posenc_test::flatten(c.at("expected").at("context_fp32")), L, row), 2e-6, 0);
+  }
+  CHECK(cases == 13);
+}
