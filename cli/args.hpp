@@ -84,6 +84,8 @@ struct arguments {
   std::int64_t batch = 16;                                                          ///< --batch N
   std::int64_t threads = 2;                                                         ///< --threads N
   std::int64_t eval_tokens = 8192;                                                  ///< --eval-tokens N
+  std::string lab_eval = "windows";                                                 ///< --eval windows|sliding|both
+  std::int64_t sliding_tokens = 256;                                                ///< --sliding-tokens N
   std::int64_t seed = 1;                                                            ///< --seed N
   std::int64_t seeds = 1;                                                           ///< --seeds N
   std::string corpus;                                                               ///< --corpus PATH
@@ -425,7 +427,7 @@ inline void add_lab_options(CLI::App* lab, arguments& a) {
   };
   lab->add_option_function<std::string>("--encoders", names(a.lab_encoders),
                                         "Encodings to train, comma-separated: nope, sinusoidal, learned, rope, "
-                                        "alibi, t5, xpos, fire, kerple, kerple-power "
+                                        "alibi, t5, xpos, fire, kerple, kerple-power, deberta, cope "
                                         "[default: sinusoidal,rope,alibi,nope]")
       ->type_name("NAMES")
       ->check(non_empty("list"));
@@ -454,6 +456,16 @@ inline void add_lab_options(CLI::App* lab, arguments& a) {
       ->capture_default_str()
       ->type_name("N")
       ->transform(integer(1, 1 << 24));
+  lab->add_option("--eval", a.lab_eval,
+                  "windows: non-overlapping windows of E bytes, every position scored; sliding: the ALiBi paper's "
+                  "sliding window at stride 1, each scored byte predicted from the E bytes before it; or both")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"windows", "sliding", "both"}));
+  lab->add_option("--sliding-tokens", a.sliding_tokens,
+                  "Predicted bytes per evaluation length in the sliding-window evaluation (a forward pass each)")
+      ->capture_default_str()
+      ->type_name("N")
+      ->transform(integer(1, 1 << 20));
   lab->add_option("--seed", a.seed, "Seed of every random choice")
       ->capture_default_str()
       ->type_name("N")

@@ -24,23 +24,31 @@
 namespace posenc_cli {
 
 /// Bits per byte against evaluation length (log2 x axis), one line per encoding (with several seeds:
-/// the mean, in a band of ± one standard deviation), the training length marked.
+/// the mean, in a band of ± one standard deviation), the training length marked: the columns of the
+/// sliding-window evaluation when it ran, else those of the non-overlapping windows.
 inline svg::doc lab_plot(const tiny::lab_result& r, int train_len) {
+  const bool sliding = std::any_of(r.columns.begin(), r.columns.end(),
+                                   [](const tiny::lab_column& c) { return c.eval == tiny::lab_eval::sliding; });
+  std::vector<std::size_t> cols;  // the plotted columns, by length
+  for (std::size_t k = 0; k < r.columns.size(); ++k)
+    if ((r.columns[k].eval == tiny::lab_eval::sliding) == sliding) cols.push_back(k);
   const double W = 900, H = 560, L = 80, R = 200, T = 60, B = 70, pw = W - L - R, ph = H - T - B;
   svg::doc d(W, H);
   double lo = INFINITY, hi = -INFINITY;
   for (const auto& l : r.lines)
-    for (std::size_t k = 0; k < l.bits_per_byte.size(); ++k) {
+    for (const std::size_t k : cols) {
       const double v = l.bits_per_byte[k], sd = l.spread.empty() ? 0.0 : l.spread[k];
       if (std::isfinite(v)) lo = std::min(lo, v - sd), hi = std::max(hi, v + sd);
     }
   if (!(lo <= hi)) lo = 0, hi = 8;
   lo = std::floor(lo * 2) / 2, hi = std::max(std::ceil(hi * 2) / 2, lo + 0.5);
-  const auto n = static_cast<double>(std::max<std::size_t>(2, r.lengths.size()));
+  const auto n = static_cast<double>(std::max<std::size_t>(2, cols.size()));
   auto X = [&](std::size_t k) { return L + static_cast<double>(k) / (n - 1) * pw; };
   auto Y = [&](double v) { return T + ph - (std::min(v, hi) - lo) / (hi - lo) * ph; };
-  d.text(W / 2, 30, "Bits per byte beyond the training length (L = " + std::to_string(train_len) + ")", 17, "middle",
-         " font-weight=\"bold\"");
+  d.text(W / 2, 30,
+         "Bits per byte beyond the training length (L = " + std::to_string(train_len) + "; " +
+             (sliding ? "sliding window" : "non-overlapping windows") + ")",
+         17, "middle", " font-weight=\"bold\"");
   d.rect(L, T, pw, ph, "none", " stroke=\"#999\"");
   for (double v = lo; v <= hi + 1e-9; v += 0.5) {
     d.line(L, Y(v), L + pw, Y(v), "#e4e4e4");
@@ -48,10 +56,12 @@ inline svg::doc lab_plot(const tiny::lab_result& r, int train_len) {
     s << std::fixed << std::setprecision(1) << v;
     d.text(L - 8, Y(v) + 4, s.str(), 11, "end");
   }
-  for (std::size_t k = 0; k < r.lengths.size(); ++k) {
+  for (std::size_t k = 0; k < cols.size(); ++k) {
+    const tiny::lab_column& c = r.columns[cols[k]];
     d.line(X(k), T + ph, X(k), T + ph + 5, "#666");
-    d.text(X(k), T + ph + 20, std::to_string(r.lengths[k]) + (k == 0 ? " (L)" : " (" + std::to_string(1 << k) + "L)"),
-           11, "middle");
+    d.text(X(k), T + ph + 20,
+           std::to_string(c.length) + (c.multiple == 1 ? " (L)" : " (" + std::to_string(c.multiple) + "L)"), 11,
+           "middle");
   }
   d.text(L + pw / 2, H - 22, "evaluation length (bytes)", 13, "middle");
   d.text(22, T + ph / 2, "bits per byte (evaluation text)", 13, "middle",
@@ -64,13 +74,15 @@ inline svg::doc lab_plot(const tiny::lab_result& r, int train_len) {
     const std::string c = colours[i % 10];
     const bool dashed = l.name.find("(eval)") != std::string::npos;
     std::vector<std::pair<double, double>> pts, band;
-    for (std::size_t k = 0; k < l.bits_per_byte.size(); ++k)
-      if (std::isfinite(l.bits_per_byte[k])) pts.emplace_back(X(k), Y(l.bits_per_byte[k]));
+    for (std::size_t k = 0; k < cols.size(); ++k)
+      if (std::isfinite(l.bits_per_byte[cols[k]])) pts.emplace_back(X(k), Y(l.bits_per_byte[cols[k]]));
     if (!l.spread.empty()) {  // the band: mean + sd left to right, then mean - sd right to left
-      for (std::size_t k = 0; k < l.bits_per_byte.size(); ++k)
-        if (std::isfinite(l.bits_per_byte[k])) band.emplace_back(X(k), Y(l.bits_per_byte[k] + l.spread[k]));
-      for (std::size_t k = l.bits_per_byte.size(); k-- > 0;)
-        if (std::isfinite(l.bits_per_byte[k])) band.emplace_back(X(k), Y(l.bits_per_byte[k] - l.spread[k]));
+      for (std::size_t k = 0; k < cols.size(); ++k)
+        if (const std::size_t j = cols[k]; std::isfinite(l.bits_per_byte[j]))
+          band.emplace_back(X(k), Y(l.bits_per_byte[j] + l.spread[j]));
+      for (std::size_t k = cols.size(); k-- > 0;)
+        if (const std::size_t j = cols[k]; std::isfinite(l.bits_per_byte[j]))
+          band.emplace_back(X(k), Y(l.bits_per_byte[j] - l.spread[j]));
       d.polygon(band, c, 0.15);
     }
     d.polyline(pts, c, 2.2, dashed ? " stroke-dasharray=\"6,4\"" : "");
@@ -89,6 +101,22 @@ inline std::string seed_words(const tiny::lab_options& o) {
          std::to_string(o.model.seed + static_cast<std::uint64_t>(o.seeds) - 1);
 }
 
+/// What the columns' two evaluations are.
+inline std::string eval_words(const tiny::lab_options& o) {
+  std::string s;
+  for (const tiny::lab_eval e : o.evals) {
+    if (!s.empty()) s += "; ";
+    if (e == tiny::lab_eval::windows)
+      s += "windows: non-overlapping windows of E bytes, every position scored, " + std::to_string(o.eval_tokens) +
+           " bytes per length";
+    else
+      s += "sliding: a window of the E bytes before each scored byte (stride 1, it attends to E - 1 earlier "
+           "positions), " +
+           std::to_string(o.sliding_tokens) + " bytes per length";
+  }
+  return s;
+}
+
 /// Runs the lab; writes DIR/lab.md and DIR/lab.svg; prints the table. Returns the exit status.
 inline int run_lab(const arguments& a, std::ostream& out, std::ostream& err) {
   tiny::lab_options o;
@@ -96,6 +124,10 @@ inline int run_lab(const arguments& a, std::ostream& out, std::ostream& err) {
   o.train_len = static_cast<int>(a.train_len), o.steps = static_cast<int>(a.steps);
   o.batch = static_cast<int>(a.batch), o.threads = static_cast<int>(a.threads);
   o.eval_tokens = static_cast<int>(a.eval_tokens), o.corpus = a.corpus;
+  o.sliding_tokens = static_cast<int>(a.sliding_tokens);
+  o.evals.clear();
+  if (a.lab_eval != "sliding") o.evals.push_back(tiny::lab_eval::windows);
+  if (a.lab_eval != "windows") o.evals.push_back(tiny::lab_eval::sliding);
   o.model.seed = static_cast<std::uint64_t>(a.seed);
   o.seeds = static_cast<int>(a.seeds);
   const std::string& out_dir = a.lab_out;
@@ -123,8 +155,9 @@ inline int run_lab(const arguments& a, std::ostream& out, std::ostream& err) {
   md << "Corpus: " << r.corpus << " (" << r.train_bytes << " bytes for training, " << r.heldout_bytes
      << " kept for evaluation). Training length L = " << o.train_len << ", " << o.steps << " steps of " << o.batch
      << " sequences; model: " << o.model.layers << " layers, d_model " << o.model.d_model << ", " << o.model.heads
-     << " heads; " << seed_words(o) << ". Bits per byte on evaluation text (lower is better); " << std::fixed
-     << std::setprecision(0) << r.seconds << " s on " << o.threads << " thread" << (o.threads > 1 ? "s" : "") << ".\n\n"
+     << " heads; " << seed_words(o) << ". Bits per byte on evaluation text (lower is better); " << eval_words(o) << "; "
+     << std::fixed << std::setprecision(0) << r.seconds << " s on " << o.threads << " thread"
+     << (o.threads > 1 ? "s" : "") << ".\n\n"
      << tiny::lab_table(r);
   out << md.str();
   std::error_code ec;

@@ -1,9 +1,13 @@
 // cli/trainer/lab.hpp — the length-extrapolation lab behind `posenc lab`: one tiny_lm per
 // encoding, trained at length L on a byte corpus, then evaluated (bits per byte) on evaluation text
-// at L, 2L, 4L, 8L, 16L. RoPE can also be evaluated with a scaling applied at evaluation time (PI:
-// linear factor E / L; YaRN: factor E / L over original length L), on the model trained with plain
-// RoPE. With `seeds` N every encoding is trained N times (seeds seed .. seed + N - 1: other initial
-// weights and batches); a cell is then the mean and the sample standard deviation, and the lengths
+// at E = L, 2L, 4L, 8L, 16L, in two ways (Press et al. 2022, appendix B): non-overlapping windows
+// (inputs of E bytes at positions 0 .. E - 1, every position scored, so a byte sees 0 .. E - 1
+// earlier ones), and the sliding window at stride 1 (one window per scored byte: the E bytes before
+// it at positions 0 .. E - 1, only the last position scored, so every prediction attends to the
+// E - 1 positions before its own). RoPE can also be evaluated with a scaling applied at evaluation
+// time (PI: linear factor E / L; YaRN: factor E / L over original length L), on the model trained
+// with plain RoPE. With `seeds` N every encoding is trained N times (seeds seed .. seed + N - 1: other initial
+// weights and batches); a cell is then the mean and the sample standard deviation, and the columns
 // at which the models' order differs between seeds are named. Models train side by side on
 // `threads` threads; each is deterministic, so the table does not depend on the thread count. The
 // default corpus is the license texts every Debian system ships in /usr/share/common-licenses
@@ -29,6 +33,8 @@
 #include <vector>
 
 #include <posenc/encoders/alibi.hpp>
+#include <posenc/encoders/cope.hpp>
+#include <posenc/encoders/deberta.hpp>
 #include <posenc/encoders/fire.hpp>
 #include <posenc/encoders/kerple.hpp>
 #include <posenc/encoders/learned.hpp>
@@ -44,14 +50,30 @@ namespace tiny {
 
 /// The encodings the lab trains, by name.
 inline const std::vector<std::string>& lab_encoders() {
-  static const std::vector<std::string> names = {"nope", "sinusoidal", "learned", "rope",   "alibi",
-                                                 "t5",   "xpos",       "fire",    "kerple", "kerple-power"};
+  static const std::vector<std::string> names = {"nope", "sinusoidal", "learned", "rope",         "alibi",   "t5",
+                                                 "xpos", "fire",       "kerple",  "kerple-power", "deberta", "cope"};
   return names;
 }
 /// Evaluation-time RoPE scalings (lines on the plot without a model of their own).
 inline const std::vector<std::string>& lab_rope_scalings() {
   static const std::vector<std::string> names = {"rope-pi", "rope-yarn"};
   return names;
+}
+
+/// How a length is evaluated: non-overlapping windows, or a sliding window at stride 1.
+enum class lab_eval { windows, sliding };
+
+/// A column of the result: an evaluation length and how it was evaluated.
+struct lab_column {
+  int length = 0;
+  int multiple = 1;  ///< length / L
+  lab_eval eval = lab_eval::windows;
+};
+
+/// "128 (2L) windows" / "128 (2L) sliding".
+inline std::string column_name(const lab_column& c) {
+  return std::to_string(c.length) + (c.multiple == 1 ? " (L) " : " (" + std::to_string(c.multiple) + "L) ") +
+         (c.eval == lab_eval::windows ? "windows" : "sliding");
 }
 
 struct lab_options {
@@ -61,7 +83,9 @@ struct lab_options {
   int multiples = 5;  ///< evaluation at L * 2^0 .. L * 2^(multiples - 1)
   int steps = 1200;
   int batch = 16;
-  int eval_tokens = 8192;  ///< predicted bytes per evaluation length (whole windows)
+  int eval_tokens = 8192;                             ///< predicted bytes per evaluation length (whole windows)
+  std::vector<lab_eval> evals = {lab_eval::windows};  ///< the evaluations, in column order
+  int sliding_tokens = 256;                           ///< predicted bytes per length of the sliding-window evaluation
   int threads = 2;
   int seeds = 1;  ///< models per encoding (seeds model.seed .. model.seed + seeds - 1)
   lm_config model{};
@@ -70,15 +94,15 @@ struct lab_options {
 
 struct lab_line {
   std::string name;
-  std::vector<double> bits_per_byte;  ///< one per evaluation length (the mean over seeds)
+  std::vector<double> bits_per_byte;  ///< one per column (the mean over seeds)
   double final_train_loss = 0;        ///< nats per byte, mean of the last 50 steps (NaN for scalings)
   std::vector<double> spread{};       ///< the sample standard deviation over seeds (empty: one seed)
 };
 struct lab_result {
-  std::vector<int> lengths;
+  std::vector<lab_column> columns;
   std::vector<lab_line> lines;
   int seeds = 1;
-  std::vector<int> unstable_lengths{};  ///< lengths at which the models' order differs between seeds
+  std::vector<std::size_t> unstable_columns{};  ///< columns at which the models' order differs between seeds
   std::string corpus;
   std::size_t train_bytes = 0, heldout_bytes = 0;
   double seconds = 0;
@@ -109,6 +133,21 @@ inline std::vector<std::uint8_t> read_corpus(std::string& path) {
 }
 
 namespace detail {
+
+/// Mean bits per byte of the sliding-window evaluation: `tokens` bytes spread evenly over `text`
+/// (from its byte E on), each predicted from the E bytes before it in a window of its own.
+template <class M>
+double sliding_bits_per_byte(M& m, std::span<const std::uint8_t> text, int E, int tokens) {
+  const std::size_t need = static_cast<std::size_t>(E) + 1;
+  if (text.size() < need) return std::nan("");
+  const std::size_t n = static_cast<std::size_t>(tokens), span = text.size() - need;
+  double nats = 0;
+  for (std::size_t w = 0; w < n; ++w) {
+    const std::size_t off = n == 1 ? 0 : span * w / (n - 1);
+    nats += m.tail_loss(text.subspan(off, need), 1);
+  }
+  return nats / static_cast<double>(n) / std::log(2.0);
+}
 
 /// Mean bits per byte of `m` over whole windows of E + 1 bytes spread evenly over `text`.
 template <class M>
@@ -143,8 +182,9 @@ inline void check_lab_options(const lab_options& o) {
       throw std::invalid_argument("lab: '" + s + "' evaluates the RoPE model: add rope to the encoders");
   }
   if (o.train_len < 8 || o.multiples < 1 || o.steps < 1 || o.batch < 1 || o.threads < 1 || o.eval_tokens < 1 ||
-      o.seeds < 1)
-    throw std::invalid_argument("lab: train length >= 8 and positive steps, batch, threads, seeds and eval tokens");
+      o.seeds < 1 || o.sliding_tokens < 1 || o.evals.empty())
+    throw std::invalid_argument(
+        "lab: train length >= 8, an evaluation, and positive steps, batch, threads, seeds and eval tokens");
 }
 
 namespace detail {
@@ -154,7 +194,7 @@ struct lab_session {
   const lab_options& o;
   const std::function<void(long, long, const std::string&)>& progress;
   std::vector<std::uint8_t> train, held;  // every tenth block of 4 KiB held out (both sample every document)
-  std::vector<int> lengths;
+  std::vector<lab_column> columns;
   long total = 0;
   std::atomic<long> done{0};
   std::mutex mu;
@@ -172,7 +212,8 @@ struct lab_session {
       auto& dst = (i / 4096) % 10 == 9 ? held : train;
       dst.insert(dst.end(), all.begin() + static_cast<std::ptrdiff_t>(i), end);
     }
-    for (int k = 0; k < o.multiples; ++k) lengths.push_back(o.train_len << k);
+    for (const lab_eval e : o.evals)
+      for (int k = 0; k < o.multiples; ++k) columns.push_back({o.train_len << k, 1 << k, e});
     total = static_cast<long>(o.steps) * static_cast<long>(lines.size());
   }
 
@@ -196,14 +237,21 @@ struct lab_session {
     return tail / std::max(1, tail_n);
   }
 
+  /// Bits per byte of m in column c.
+  template <class M>
+  double evaluate(M& m, const lab_column& c) {
+    return c.eval == lab_eval::windows ? bits_per_byte(m, held, c.length, o.eval_tokens)
+                                       : sliding_bits_per_byte(m, held, c.length, o.sliding_tokens);
+  }
+
   /// The RoPE model evaluated at each length with each scaling applied at evaluation time (PI:
   /// linear factor E / L; YaRN: factor E / L over original length L).
   void evaluate_scalings(tiny_lm<posenc::rope>& m, std::size_t seed) {
     const int L = o.train_len, hd = o.model.d_model / o.model.heads;
     for (const auto& sname : o.rope_scalings) {
       lab_line sl{sname + " (eval)", {}, std::nan("")};
-      for (int E : lengths) {
-        const double f = static_cast<double>(E) / L;
+      for (const lab_column& c : columns) {
+        const double f = static_cast<double>(c.length) / L;
         posenc::rope_config rc{.head_dim = hd, .theta = 10000};
         if (f > 1) {
           if (sname == "rope-pi")
@@ -212,7 +260,7 @@ struct lab_session {
             rc.scaling = posenc::yarn_scaling{.factor = f, .original_max_position = L};
         }
         m.set_encoder(posenc::rope(rc));
-        sl.bits_per_byte.push_back(bits_per_byte(m, held, E, o.eval_tokens));
+        sl.bits_per_byte.push_back(evaluate(m, c));
       }
       const std::lock_guard<std::mutex> g(mu);
       scaled[seed].push_back(std::move(sl));
@@ -230,7 +278,7 @@ struct lab_session {
     tiny_lm<E> m(cfg, std::move(enc));
     const std::string& name = o.encoders[job / seeds];
     lab_line out{name, {}, train_model(m, seeds > 1 ? name + " seed " + std::to_string(cfg.seed) : name)};
-    for (int len : lengths) out.bits_per_byte.push_back(bits_per_byte(m, held, len, o.eval_tokens));
+    for (const lab_column& c : columns) out.bits_per_byte.push_back(evaluate(m, c));
     if constexpr (std::same_as<E, posenc::rope>) evaluate_scalings(m, seed);
     lines[job] = std::move(out);
   }
@@ -253,6 +301,17 @@ struct lab_session {
     for (int h = 0; h < o.model.heads; ++h) r1.push_back(2 * g.uniform());
     for (int h = 0; h < o.model.heads; ++h) r2.push_back(g.uniform());
     return posenc::kerple({.kernel = k, .num_heads = o.model.heads}, r1, r2);
+  }
+
+  /// DeBERTa-v3's proportions scaled to L: position_buckets L / 2 and max_relative_positions L
+  /// (v3: 256 and 512 for its 512 tokens), so distances up to L / 4 have a bucket each and L / 4 ..
+  /// L - 1 share log buckets; c2p and p2c. The tables here only size the encoder: tiny_lm projects
+  /// its own relative embeddings.
+  [[nodiscard]] posenc::deberta_relative initial_deberta() const {
+    const auto c = posenc::deberta_relative_config::v3(o.model.heads, o.model.d_model / o.model.heads, o.train_len / 2,
+                                                       o.train_len);
+    const std::vector<double> zeros(static_cast<std::size_t>(c.table_rows() * o.model.d_model));
+    return posenc::deberta_relative(c, zeros, zeros);
   }
 
   /// Line `job` with the encoder its name says.
@@ -282,6 +341,12 @@ struct lab_session {
       train_eval(idx, initial_kerple(posenc::kerple_kernel::logarithmic, seed));
     else if (e == "kerple-power")
       train_eval(idx, initial_kerple(posenc::kerple_kernel::power, seed));
+    else if (e == "deberta")
+      train_eval(idx, initial_deberta());
+    else if (e == "cope")
+      train_eval(idx,
+                 posenc::cope({.head_dim = hd, .npos = L + 1},
+                              std::vector<double>(static_cast<std::size_t>((L + 1) * static_cast<std::int64_t>(hd)))));
     else
       train_eval(idx, posenc::xpos({.head_dim = hd}));
   }
@@ -333,11 +398,11 @@ inline std::vector<lab_line> mean_over_seeds(const std::vector<std::vector<lab_l
   return out;
 }
 
-/// The lengths at which ranking the lines by bits per byte gives another order for some seed.
-inline std::vector<int> lengths_where_order_differs(const std::vector<std::vector<lab_line>>& per_seed,
-                                                    const std::vector<int>& lengths) {
-  std::vector<int> out;
-  for (std::size_t k = 0; k < lengths.size(); ++k) {
+/// The columns at which ranking the lines by bits per byte gives another order for some seed.
+inline std::vector<std::size_t> columns_where_order_differs(const std::vector<std::vector<lab_line>>& per_seed) {
+  std::vector<std::size_t> out;
+  const std::size_t columns = per_seed.front().empty() ? 0 : per_seed.front().front().bits_per_byte.size();
+  for (std::size_t k = 0; k < columns; ++k) {
     std::vector<std::vector<std::size_t>> orders;
     for (const auto& seed : per_seed) {
       std::vector<std::size_t> idx(seed.size());
@@ -347,8 +412,7 @@ inline std::vector<int> lengths_where_order_differs(const std::vector<std::vecto
       });
       orders.push_back(std::move(idx));
     }
-    if (std::any_of(orders.begin(), orders.end(), [&](const auto& x) { return x != orders.front(); }))
-      out.push_back(lengths[k]);
+    if (std::any_of(orders.begin(), orders.end(), [&](const auto& x) { return x != orders.front(); })) out.push_back(k);
   }
   return out;
 }
@@ -365,8 +429,15 @@ inline lab_result run_lab(const lab_options& o,
   r.corpus = o.corpus;
   detail::lab_session run(o, progress, read_corpus(r.corpus));
   r.train_bytes = run.train.size(), r.heldout_bytes = run.held.size();
-  r.lengths = run.lengths;
-  detail::run_on_threads(run.lines.size(), o.threads, [&](std::size_t i) { run.run_line(i); });
+  r.columns = run.columns;
+  // The models that run in sdpa (DeBERTa, CoPE: several times slower) start first: the others fill in.
+  std::vector<std::size_t> order(run.lines.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(), [&](std::size_t i) {
+    const std::string& e = o.encoders[i / static_cast<std::size_t>(o.seeds)];
+    return e == "deberta" || e == "cope";
+  });
+  detail::run_on_threads(order.size(), o.threads, [&](std::size_t i) { run.run_line(order[i]); });
   const auto seeds = static_cast<std::size_t>(o.seeds);
   std::vector<std::vector<lab_line>> per_seed(seeds);  // each seed's lines: the encodings, then the scalings
   for (std::size_t s = 0; s < seeds; ++s) {
@@ -377,20 +448,20 @@ inline lab_result run_lab(const lab_options& o,
   }
   r.seeds = o.seeds;
   r.lines = detail::mean_over_seeds(per_seed);
-  r.unstable_lengths = detail::lengths_where_order_differs(per_seed, r.lengths);
+  r.unstable_columns = detail::columns_where_order_differs(per_seed);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 
-/// The result as a markdown table: one row per line, bits per byte at each length (with several
-/// seeds: mean ± standard deviation, then the lengths at which the order differs between seeds).
+/// The result as a markdown table: one row per line, bits per byte in each column (length and
+/// evaluation; with several seeds: mean ± standard deviation, then the columns at which the order
+/// differs between seeds).
 inline std::string lab_table(const lab_result& r) {
   std::ostringstream o;
   o << "| encoding |";
-  for (std::size_t k = 0; k < r.lengths.size(); ++k)
-    o << " " << r.lengths[k] << (k == 0 ? " (L)" : " (" + std::to_string(1 << k) + "L)") << " |";
+  for (const auto& c : r.columns) o << " " << column_name(c) << " |";
   o << "\n|---|";
-  for (std::size_t k = 0; k < r.lengths.size(); ++k) o << "---|";
+  for (std::size_t k = 0; k < r.columns.size(); ++k) o << "---|";
   o << "\n";
   for (const auto& l : r.lines) {
     o << "| " << l.name << " |";
@@ -403,12 +474,12 @@ inline std::string lab_table(const lab_result& r) {
   }
   if (r.seeds > 1) {
     o << "\nMean ± sample standard deviation over " << r.seeds << " seeds. ";
-    if (r.unstable_lengths.empty()) {
-      o << "Every seed orders the encodings the same way at every length.\n";
+    if (r.unstable_columns.empty()) {
+      o << "Every seed orders the encodings the same way in every column.\n";
     } else {
-      o << "The order of the encodings differs between seeds at length";
-      for (std::size_t k = 0; k < r.unstable_lengths.size(); ++k)
-        o << (k == 0 ? (r.unstable_lengths.size() > 1 ? "s " : " ") : ", ") << r.unstable_lengths[k];
+      o << "The order of the encodings differs between seeds at ";
+      for (std::size_t k = 0; k < r.unstable_columns.size(); ++k)
+        o << (k == 0 ? "" : ", ") << column_name(r.columns[r.unstable_columns[k]]);
       o << ": there, differences within the spread do not rank them.\n";
     }
   }

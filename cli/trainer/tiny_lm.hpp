@@ -9,7 +9,15 @@
 // bias inside the tiles, the rows' log-sum-exp kept) and posenc::attention_backward, which maps dq,
 // dk back through the transform and hands out the gradients of a trainable score bias (T5's table,
 // FIRE's MLP, KERPLE's kernel parameters); the learned table's gradient comes from the encoder too
-// (accumulate_add_gradient). Each model runs its
+// (accumulate_add_gradient). An encoder the fused path does not compute (posenc::
+// fused_attention_supports: DeBERTa's position-to-content term, CoPE's contextual positions) runs
+// in posenc::sdpa and sdpa_backward instead, chosen at compile time, so the trainer follows the
+// fused path as soon as it accepts the encoder. DeBERTa (He et al. 2021, as DeBERTa-v3 in
+// transformers' deberta_v2): one table of relative embeddings per model, LayerNorm-ed
+// (norm_rel_ebd), projected by each layer's own W_q and W_k (share_att_key) into that layer's Q_r
+// and K_r, so the tables' gradients flow into the embeddings and the projections. CoPE (Golovneva
+// et al. 2024, facebookresearch/RAM projects/cope): a position-embedding table per layer, shared by
+// the heads, zero at initialisation, as the authors' ContextPosSelfAttn. Each model runs its
 // attention on its own thread (the lab trains several side by side). Eigen does the projections,
 // the MLP and the LayerNorms. Not here: Shaw's relative k/v hook (a static_assert says so), mixed
 // precision.
@@ -29,9 +37,13 @@
 
 #include <posenc/attention/attention.hpp>
 #include <posenc/attention/attention_backward.hpp>
+#include <posenc/attention/sdpa.hpp>
+#include <posenc/attention/sdpa_backward.hpp>
 #include <posenc/concepts.hpp>
 #include <posenc/core/parallel.hpp>
 #include <posenc/core/tensor_view.hpp>
+#include <posenc/encoders/cope.hpp>
+#include <posenc/encoders/deberta.hpp>
 #include <posenc/encoders/fire.hpp>
 #include <posenc/encoders/kerple.hpp>
 #include <posenc/encoders/learned.hpp>
@@ -124,9 +136,11 @@ struct lm_params {
   struct block {
     row ln1_g, ln1_b, ln2_g, ln2_b, b1, b2;
     mat wq, wk, wv, wo, w1, w2;
+    mat enc;  ///< the layer's own encoder parameters: CoPE's position embeddings [npos, head_dim]
   };
-  mat tok;   ///< [vocab, d]
-  mat pos;   ///< [max_len, d]: the learned absolute table, when the encoder is learned_absolute
+  mat tok;           ///< [vocab, d]
+  mat pos;           ///< [max_len, d]: the learned absolute table; DeBERTa's relative embeddings [2 span, d]
+  row pos_g, pos_b;  ///< DeBERTa: the LayerNorm of the relative embeddings
   mat bias;  ///< a trainable score bias's parameters: T5's table [num_buckets, heads]; FIRE's, KERPLE's [1, count]
   std::vector<block> blocks;
   row lnf_g, lnf_b;
@@ -139,9 +153,9 @@ struct lm_params {
     m(tok), m(pos), m(bias);
     for (auto& b : blocks) {
       m(b.ln1_g), m(b.ln1_b), m(b.ln2_g), m(b.ln2_b), m(b.b1), m(b.b2);
-      m(b.wq), m(b.wk), m(b.wv), m(b.wo), m(b.w1), m(b.w2);
+      m(b.wq), m(b.wk), m(b.wv), m(b.wo), m(b.w1), m(b.w2), m(b.enc);
     }
-    m(lnf_g), m(lnf_b), m(out);
+    m(lnf_g), m(lnf_b), m(out), m(pos_g), m(pos_b);
   }
   /// The same shapes, all zero.
   [[nodiscard]] lm_params zeros_like() const {
@@ -151,14 +165,21 @@ struct lm_params {
   }
 };
 
-/// The model around encoder E. E's hooks decide what the positions do; learned_absolute and the
-/// trainable score biases (t5_bias, fire, kerple) are trained (their tables are parameters; the
-/// encoder is rebuilt from them before each use, KERPLE's projected as its authors do).
+/// The model around encoder E. E's hooks decide what the positions do; learned_absolute, the
+/// trainable score biases (t5_bias, fire, kerple), DeBERTa's and CoPE's tables are trained (their
+/// tables are parameters; the encoder is rebuilt from them before each use, KERPLE's projected as
+/// its authors do). For DeBERTa and CoPE, `enc` gives the configuration; its tables are replaced.
 template <posenc::positional_encoding E>
 class tiny_lm {
-  static_assert(!posenc::relative_kv_encoding<E>, "tiny_lm: Shaw's relative k/v hook is not implemented here");
   static constexpr bool learned = std::same_as<E, posenc::learned_absolute>;
   static constexpr bool t5 = std::same_as<E, posenc::t5_bias>;
+  static constexpr bool deberta = std::same_as<E, posenc::deberta_relative>;
+  static constexpr bool cope = std::same_as<E, posenc::cope>;
+  static constexpr bool per_layer = deberta || cope;  // each layer has its own encoder (tables)
+  /// The fused attention where it computes every hook of E, else the sdpa oracle (double inside).
+  static constexpr bool fused = posenc::fused_attention_supports<E>;
+  static_assert(!posenc::relative_kv_encoding<E> || deberta,
+                "tiny_lm: Shaw's relative k/v hook is not implemented here");
   static constexpr bool trained_bias = posenc::score_bias_encoding<E> && posenc::trainable_encoding<E>;
   static_assert(!trained_bias || t5 || std::same_as<E, posenc::fire> || std::same_as<E, posenc::kerple>,
                 "tiny_lm: sync_encoder rebuilds t5_bias, fire and kerple from their parameters");
@@ -174,6 +195,12 @@ class tiny_lm {
       if (enc_.head_dim() != hd_) throw std::invalid_argument("tiny_lm: the encoder's head_dim != d_model / heads");
     if constexpr (posenc::score_bias_encoding<E>)
       if (enc_.num_heads() != c.heads) throw std::invalid_argument("tiny_lm: the bias encoder's num_heads != heads");
+    if constexpr (deberta)
+      if (enc_.num_heads() != c.heads || enc_.head_dim() != hd_ || !enc_.config().c2p || !enc_.config().p2c)
+        throw std::invalid_argument(
+            "tiny_lm: DeBERTa needs num_heads = heads, head_dim = d_model / heads, c2p and p2c");
+    if constexpr (cope)
+      if (enc_.head_dim() != hd_) throw std::invalid_argument("tiny_lm: CoPE's head_dim != d_model / heads");
     init_params();
     m_ = p_.zeros_like(), v_ = p_.zeros_like();
     sync_encoder();
@@ -190,27 +217,25 @@ class tiny_lm {
   double loss(std::span<const std::uint8_t> seq, lm_params* grad = nullptr, float weight = 1.0f) {
     const auto S = static_cast<Eigen::Index>(seq.size()) - 1;
     if (S < 1) throw std::invalid_argument("tiny_lm::loss: a sequence needs at least 2 bytes");
-    sync_encoder();
-    // ---- forward ----
-    mat x(S, c_.d_model);
-    for (Eigen::Index t = 0; t < S; ++t) {
-      x.row(t) = p_.tok.row(seq[static_cast<std::size_t>(t)]);
-      if constexpr (posenc::additive_encoding<E>) enc_.add(t, std::span<float>(x.row(t).data(), x.cols()));
-    }
     std::vector<layer_cache> lc(p_.blocks.size());
-    for (std::size_t l = 0; l < p_.blocks.size(); ++l) x = block_forward(p_.blocks[l], x, lc[l]);
     detail::layer_norm_cache fc;
-    const mat hf = detail::layer_norm(x, p_.lnf_g, p_.lnf_b, fc);
+    const mat hf = detail::layer_norm(forward(seq, lc), p_.lnf_g, p_.lnf_b, fc);
     mat probs = hf * p_.out;  // [S, vocab] logits, then probabilities
-    double total = 0;
-    for (Eigen::Index t = 0; t < S; ++t) {
-      const float mx = probs.row(t).maxCoeff();
-      probs.row(t) = (probs.row(t).array() - mx).exp();
-      probs.row(t) /= probs.row(t).sum();
-      total -= std::log(std::max(static_cast<double>(probs(t, seq[static_cast<std::size_t>(t + 1)])), 1e-30));
-    }
+    const double total = cross_entropy(probs, seq, 0);
     if (grad) backward(seq, probs, hf, fc, lc, *grad, weight / static_cast<float>(S));
     return total / static_cast<double>(S);
+  }
+
+  /// Mean cross-entropy (nats per byte) of the last `count` predictions of seq (count <= seq.size()
+  /// - 1): the same forward, the output layer on those rows only (a sliding-window evaluation).
+  double tail_loss(std::span<const std::uint8_t> seq, int count) {
+    const auto S = static_cast<Eigen::Index>(seq.size()) - 1;
+    if (count < 1 || count > S) throw std::invalid_argument("tiny_lm::tail_loss: 1 <= count <= seq.size() - 1");
+    std::vector<layer_cache> lc(p_.blocks.size());
+    const mat x = forward(seq, lc).bottomRows(count);
+    detail::layer_norm_cache fc;
+    mat probs = detail::layer_norm(x, p_.lnf_g, p_.lnf_b, fc) * p_.out;
+    return cross_entropy(probs, seq, S - count) / count;
   }
 
   /// One optimiser step on `batch` sequences of S + 1 bytes drawn from `data` (offsets from the
@@ -238,6 +263,41 @@ class tiny_lm {
     detail::layer_norm_cache ln1, ln2;
   };
 
+  // The residual stream after the last block, [S, d], for inputs seq[0..S-1] at positions 0..S-1.
+  mat forward(std::span<const std::uint8_t> seq, std::vector<layer_cache>& lc) {
+    const auto S = static_cast<Eigen::Index>(seq.size()) - 1;
+    sync_encoder();
+    mat x(S, c_.d_model);
+    for (Eigen::Index t = 0; t < S; ++t) {
+      x.row(t) = p_.tok.row(seq[static_cast<std::size_t>(t)]);
+      if constexpr (posenc::additive_encoding<E>) enc_.add(t, std::span<float>(x.row(t).data(), x.cols()));
+    }
+    for (std::size_t l = 0; l < p_.blocks.size(); ++l) x = block_forward(l, x, lc[l]);
+    return x;
+  }
+
+  // Logits [n, vocab] of the predictions of seq[first + 1 ..] -> probabilities (in place); returns
+  // the summed cross-entropy (nats).
+  static double cross_entropy(mat& probs, std::span<const std::uint8_t> seq, Eigen::Index first) {
+    double total = 0;
+    for (Eigen::Index t = 0; t < probs.rows(); ++t) {
+      const float mx = probs.row(t).maxCoeff();
+      probs.row(t) = (probs.row(t).array() - mx).exp();
+      probs.row(t) /= probs.row(t).sum();
+      const auto next = seq[static_cast<std::size_t>(first + t + 1)];
+      total -= std::log(std::max(static_cast<double>(probs(t, next)), 1e-30));
+    }
+    return total;
+  }
+
+  // The encoder of layer l (DeBERTa's and CoPE's tables are per layer).
+  [[nodiscard]] const E& layer_encoder(std::size_t l) const {
+    if constexpr (per_layer)
+      return layer_enc_[l];
+    else
+      return (static_cast<void>(l), enc_);
+  }
+
   void init_params() {
     const int d = c_.d_model;
     auto& p = p_;
@@ -247,6 +307,11 @@ class tiny_lm {
     if constexpr (learned) {
       p.pos.resize(enc_.max_len(), d);
       detail::fill_normal(p.pos, tables, 0.1);
+    }
+    if constexpr (deberta) {  // transformers' init: nn.Embedding weights N(0, 0.02); LayerNorm 1, 0
+      p.pos.resize(enc_.config().table_rows(), d);
+      detail::fill_normal(p.pos, tables, 0.02);
+      p.pos_g = row::Ones(d), p.pos_b = row::Zero(d);
     }
     if constexpr (t5) {
       p.bias.resize(enc_.config().num_buckets, c_.heads);
@@ -265,6 +330,7 @@ class tiny_lm {
       b.wo.resize(d, d), detail::fill_normal(b.wo, g_, so);
       b.w1.resize(d, c_.d_ff), detail::fill_normal(b.w1, g_, s);
       b.w2.resize(c_.d_ff, d), detail::fill_normal(b.w2, g_, so);
+      if constexpr (cope) b.enc = mat::Zero(enc_.config().npos, hd_);  // the authors' torch.zeros
       p.blocks.push_back(std::move(b));
     }
     p.lnf_g = row::Ones(d), p.lnf_b = row::Zero(d);
@@ -282,7 +348,9 @@ class tiny_lm {
     dlog *= scale;
     grad.out.noalias() += hf.transpose() * dlog;
     mat dx = detail::layer_norm_backward(dlog * p_.out.transpose(), p_.lnf_g, fc, grad.lnf_g, grad.lnf_b);
-    for (std::size_t l = p_.blocks.size(); l-- > 0;) dx = block_backward(p_.blocks[l], grad.blocks[l], lc[l], dx, grad);
+    if constexpr (deberta) drel_ = mat::Zero(rel_.rows(), rel_.cols());
+    for (std::size_t l = p_.blocks.size(); l-- > 0;) dx = block_backward(l, grad.blocks[l], lc[l], dx, grad);
+    if constexpr (deberta) grad.pos += detail::layer_norm_backward(drel_, p_.pos_g, rel_ln_, grad.pos_g, grad.pos_b);
     std::vector<double> dpos;
     if constexpr (learned) dpos.assign(static_cast<std::size_t>(enc_.parameter_count()), 0.0);
     for (Eigen::Index t = 0; t < S; ++t) {
@@ -307,14 +375,19 @@ class tiny_lm {
     return {.executor = here, .workspace = ws_.get(), .log_sum_exp = lse};
   }
 
-  mat block_forward(const lm_params::block& b, const mat& x, layer_cache& c) {
+  mat block_forward(std::size_t l, const mat& x, layer_cache& c) {
+    const lm_params::block& b = p_.blocks[l];
     const Eigen::Index S = x.rows();
     c.x_in = x;
     c.h1 = detail::layer_norm(x, b.ln1_g, b.ln1_b, c.ln1);
     c.q = c.h1 * b.wq, c.k = c.h1 * b.wk, c.v = c.h1 * b.wv;
     c.o.resize(S, c_.d_model);
     c.lse.resize(static_cast<std::size_t>(S * c_.heads));
-    posenc::attention(heads(c.q), heads(c.k), heads(c.v), heads(c.o), enc_, {.causal = true}, fast(c.lse));
+    if constexpr (fused)
+      posenc::attention(heads(c.q), heads(c.k), heads(c.v), heads(c.o), layer_encoder(l), {.causal = true},
+                        fast(c.lse));
+    else
+      posenc::sdpa(heads(c.q), heads(c.k), heads(c.v), heads(c.o), layer_encoder(l), {.causal = true});
     c.x_mid = x + c.o * b.wo;
     c.h2 = detail::layer_norm(c.x_mid, b.ln2_g, b.ln2_b, c.ln2);
     c.u = (c.h2 * b.w1).rowwise() + b.b1;
@@ -322,8 +395,9 @@ class tiny_lm {
     return c.x_mid + ((c.gu * b.w2).rowwise() + b.b2);
   }
 
-  mat block_backward(const lm_params::block& b, lm_params::block& gb, const layer_cache& c, const mat& dy,
-                     lm_params& grad) {
+  mat block_backward(std::size_t l, lm_params::block& gb, const layer_cache& c, const mat& dy, lm_params& grad) {
+    const lm_params::block& b = p_.blocks[l];
+    const E& enc = layer_encoder(l);
     const Eigen::Index S = dy.rows();
     // MLP
     gb.w2.noalias() += c.gu.transpose() * dy;
@@ -337,10 +411,23 @@ class tiny_lm {
     const mat dout = dxm * b.wo.transpose();
     mat dq(S, c_.d_model), dk(S, c_.d_model), dv(S, c_.d_model);
     std::vector<double> dtable;
-    if constexpr (trained_bias) dtable.assign(static_cast<std::size_t>(enc_.parameter_count()), 0.0);
-    posenc::attention_backward(heads(c.q), heads(c.k), heads(c.v), heads(c.o), c.lse, heads(dout), heads(dq), heads(dk),
-                               heads(dv), enc_, {.causal = true}, {.encoder = dtable}, fast());
-    for (std::size_t i = 0; i < dtable.size(); ++i) grad.bias.data()[i] += static_cast<float>(dtable[i]);
+    if constexpr (trained_bias || per_layer) dtable.assign(static_cast<std::size_t>(enc.parameter_count()), 0.0);
+    if constexpr (fused)
+      posenc::attention_backward(heads(c.q), heads(c.k), heads(c.v), heads(c.o), c.lse, heads(dout), heads(dq),
+                                 heads(dk), heads(dv), enc, {.causal = true}, {.encoder = dtable}, fast());
+    else
+      posenc::sdpa_backward(heads(c.q), heads(c.k), heads(c.v), heads(dout), heads(dq), heads(dk), heads(dv), enc,
+                            {.causal = true}, {.encoder = dtable});
+    if constexpr (trained_bias)
+      for (std::size_t i = 0; i < dtable.size(); ++i) grad.bias.data()[i] += static_cast<float>(dtable[i]);
+    if constexpr (cope)
+      for (std::size_t i = 0; i < dtable.size(); ++i) gb.enc.data()[i] += static_cast<float>(dtable[i]);
+    if constexpr (deberta) {  // K_r = LN(R) W_k, Q_r = LN(R) W_q: into W_k, W_q and the embeddings
+      const mat dkr = table_matrix(dtable, 0), dqr = table_matrix(dtable, 1);
+      gb.wk.noalias() += rel_.transpose() * dkr;
+      gb.wq.noalias() += rel_.transpose() * dqr;
+      drel_.noalias() += dkr * b.wk.transpose() + dqr * b.wq.transpose();
+    }
     gb.wq.noalias() += c.h1.transpose() * dq;
     gb.wk.noalias() += c.h1.transpose() * dk;
     gb.wv.noalias() += c.h1.transpose() * dv;
@@ -374,8 +461,29 @@ class tiny_lm {
       }
   }
 
+  // Table `which` (0: K_r, 1: Q_r) of a DeBERTa gradient, as [2 span, d] floats.
+  [[nodiscard]] mat table_matrix(const std::vector<double>& g, Eigen::Index which) const {
+    using dmat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    return Eigen::Map<const dmat>(g.data() + which * rel_.size(), rel_.rows(), rel_.cols()).template cast<float>();
+  }
+
   // The trained tables go into the encoder (its tables are immutable values), before every use.
   void sync_encoder() {
+    if constexpr (deberta) {  // LN(R) projected by each layer's W_k (c2p) and W_q (p2c)
+      rel_ = detail::layer_norm(p_.pos, p_.pos_g, p_.pos_b, rel_ln_);
+      layer_enc_.clear();
+      for (const auto& b : p_.blocks) {
+        const mat kr = rel_ * b.wk, qr = rel_ * b.wq;
+        layer_enc_.emplace_back(enc_.config(), std::span<const float>(kr.data(), static_cast<std::size_t>(kr.size())),
+                                std::span<const float>(qr.data(), static_cast<std::size_t>(qr.size())));
+      }
+    }
+    if constexpr (cope) {
+      layer_enc_.clear();
+      for (const auto& b : p_.blocks)
+        layer_enc_.emplace_back(enc_.config(),
+                                std::span<const float>(b.enc.data(), static_cast<std::size_t>(b.enc.size())));
+    }
     if constexpr (learned)
       enc_ = posenc::learned_absolute(enc_.config(),
                                       std::span<const float>(p_.pos.data(), static_cast<std::size_t>(p_.pos.size())));
@@ -401,6 +509,9 @@ class tiny_lm {
   rng g_, data_;
   int hd_ = 0, t_ = 0;
   lm_params p_, m_, v_;
+  std::vector<E> layer_enc_;         // per_layer: layer l's encoder
+  mat rel_, drel_;                   // DeBERTa: LN(R) and the gradient of the loss w.r.t. it
+  detail::layer_norm_cache rel_ln_;  // DeBERTa: the LayerNorm of R
   std::unique_ptr<posenc::attention_workspace> ws_ = std::make_unique<posenc::attention_workspace>();
 };
 

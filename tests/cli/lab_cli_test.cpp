@@ -30,7 +30,8 @@ TEST_CASE("lab: a row per encoding, the files written, the same table on 1 and 2
   const std::string one = lab_table("1", dir), two = lab_table("2", dir + "2");
   for (const char* row : {"| rope |", "| alibi |", "| t5 |", "| rope-pi (eval) |", "| rope-yarn (eval) |"})
     CHECK(one.find(row) != std::string::npos);
-  CHECK(one.find("| 16 (L) | 32 (2L) | 64 (4L) | 128 (8L) | 256 (16L) |") != std::string::npos);
+  CHECK(one.find("| 16 (L) windows | 32 (2L) windows | 64 (4L) windows | 128 (8L) windows | 256 (16L) windows |") !=
+        std::string::npos);
   CHECK(one == two);
   std::ifstream svg(dir + "/lab.svg");
   std::stringstream text;
@@ -74,6 +75,20 @@ TEST_CASE("lab: FIRE and KERPLE train, and several seeds give a mean with its sp
   std::stringstream text;
   text << svg.rdbuf();
   CHECK(text.str().find("<polygon") != std::string::npos);  // the spread's bands
+}
+
+TEST_CASE("lab: DeBERTa and CoPE train, and the sliding-window evaluation is a column of its own") {
+  const auto dir = (std::filesystem::temp_directory_path() / "posenc_lab_cli_deberta").string();
+  const auto r = posenc_cli_test::cli({"lab", "--encoders", "deberta,cope", "--rope-scalings", "none", "--steps", "3",
+                                       "--batch", "2", "--train-len", "16", "--eval-tokens", "64", "--eval", "both",
+                                       "--sliding-tokens", "4", "--out", dir});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("| deberta | ") != std::string::npos);
+  CHECK(r.out.find("| cope | ") != std::string::npos);
+  CHECK(r.out.find("| 256 (16L) windows | 16 (L) sliding |") != std::string::npos);
+  CHECK(r.out.find("nan") == std::string::npos);
+  posenc_cli_test::expect_error({"lab", "--eval", "overlapping"}, "--eval");
 }
 
 TEST_CASE("lab: unknown encodings and scalings without RoPE are one error line") {

@@ -3,8 +3,10 @@
 // differences of its loss, for every hook it supports: additive (sinusoidal, learned table),
 // qk transform (RoPE, RoPE + YaRN, xPos: through their transform backward), score bias (ALiBi, and
 // the trained ones: T5's table, FIRE's MLP, KERPLE's log and power kernels), both at once (RoPE +
-// ALiBi) and none. Then: training lowers the loss, two runs with one seed are bit-identical, and the
-// lab's mean and spread over seeds.
+// ALiBi), none, and the two that run in sdpa / sdpa_backward (DeBERTa's c2p and p2c with the
+// relative embeddings projected by each layer's W_k and W_q; CoPE's per-layer table and gates).
+// Then: the loss of the last predictions alone (the sliding-window evaluation), training lowers the
+// loss, two runs with one seed are bit-identical, and the lab's mean and spread over seeds.
 #include "trainer/tiny_lm.hpp"
 
 #include <cmath>
@@ -16,6 +18,8 @@
 
 #include <posenc/encoders/alibi.hpp>
 #include <posenc/encoders/combined.hpp>
+#include <posenc/encoders/cope.hpp>
+#include <posenc/encoders/deberta.hpp>
 #include <posenc/encoders/fire.hpp>
 #include <posenc/encoders/kerple.hpp>
 #include <posenc/encoders/learned.hpp>
@@ -128,6 +132,27 @@ TEST_CASE("tiny_lm: gradients match finite differences for every hook", "[traine
   SECTION("rope + alibi") {
     check(posenc::combine(rope(), alibi));
   }
+  SECTION("deberta") {  // 4 buckets, M = 6: distances 0..2 exact, 3..5 in log buckets, beyond saturated
+    const auto c = posenc::deberta_relative_config::v3(2, 4, 4, 6);
+    const std::vector<double> zeros(static_cast<std::size_t>(c.table_rows() * 8));
+    check(posenc::deberta_relative(c, zeros, zeros));
+  }
+  SECTION("cope") {  // npos 5 < the 7 positions: the cap is reached
+    check(posenc::cope({.head_dim = 4, .npos = 5}, std::vector<double>(20)));
+  }
+}
+
+TEST_CASE("tiny_lm: the last predictions alone (the sliding-window evaluation)", "[trainer]") {
+  tiny::tiny_lm<posenc::cope> m(small(), posenc::cope({.head_dim = 4, .npos = 9}, std::vector<double>(36)));
+  (void)m.train_step(text(64, 5), 2, 7);  // CoPE's table off zero
+  const auto seq = text(9, 11);
+  const std::span<const std::uint8_t> s(seq);
+  // Causal: the last prediction's loss is the whole sequence's minus its prefix's.
+  const double last = 8 * m.loss(s) - 7 * m.loss(s.first(8));
+  CHECK(m.tail_loss(s, 1) == Approx(last).epsilon(1e-4));
+  CHECK(m.tail_loss(s, 8) == Approx(m.loss(s)).epsilon(1e-6));
+  CHECK(m.tail_loss(s, 3) == Approx((8 * m.loss(s) - 5 * m.loss(s.first(6))) / 3).epsilon(1e-4));
+  CHECK_THROWS(m.tail_loss(s, 9));
 }
 
 TEST_CASE("tiny_lm: a wrong gradient is caught (the check can fail)", "[trainer]") {
@@ -177,6 +202,6 @@ TEST_CASE("lab: the mean and spread over seeds, and the lengths where seeds orde
   CHECK(m[0].spread[0] == Approx(0.2));  // sample standard deviation of 1.0, 1.2, 1.4
   CHECK(m[1].bits_per_byte[1] == Approx(2.4));
   CHECK(m[1].spread[1] == Approx(0.1));
-  CHECK(tiny::detail::lengths_where_order_differs(seeds, {16, 32}) == std::vector<int>{32});  // a < b, then not
+  CHECK(tiny::detail::columns_where_order_differs(seeds) == std::vector<std::size_t>{1});  // a < b, then not
   CHECK(tiny::detail::mean_over_seeds({seeds[0]})[0].spread.empty());
 }
