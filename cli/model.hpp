@@ -1,7 +1,8 @@
 // cli/model.hpp — `posenc model`: what posenc does in each layer of a model, and the
 // supported-models table generated from the architecture table (config/architectures.hpp).
 //
-// --json prints one object: model_type, positional, head_dim, final_logit_softcap and `layers`,
+// --json prints one object: model_type, positional, head_dim, final_logit_softcap, deberta (DeBERTa's
+// relative attention or null), and `layers`,
 // one entry per layer with exactly the keys index, layer_type, rope, theta, rope_type, factor,
 // layout, rotary_dim, attention_scaling, window, chunk_size, sinks, softmax_scale, logit_softcap,
 // temperature, alibi (a contract: tests/cli checks it). --supported-markdown prints the markdown
@@ -60,6 +61,28 @@ inline rope_facts facts_of(const posenc::layer_spec& l) {
   return {2 * s.pairs(), s.base().attention_scaling};
 }
 
+/// DeBERTa's relative attention: the terms, the table and how the caller builds it.
+inline std::string deberta_text(const posenc::deberta_spec& d, bool json) {
+  const auto& r = d.relative;
+  const auto b = [json](bool v) { return std::string(v ? (json ? "true" : "yes") : (json ? "false" : "no")); };
+  if (json)
+    return std::string("{\"c2p\": ") + b(r.c2p) + ", \"p2c\": " + b(r.p2c) +
+           ", \"position_buckets\": " + std::to_string(r.position_buckets) +
+           ", \"max_relative_positions\": " + std::to_string(r.max_relative_positions) +
+           ", \"buckets\": " + jstr(r.position_buckets > 0 ? "log" : "clamp") +
+           ", \"table_rows\": " + std::to_string(r.table_rows()) + ", \"share_att_key\": " + b(d.share_att_key) +
+           ", \"norm_rel_ebd\": " + b(d.norm_rel_ebd) + ", \"position_biased_input\": " + b(d.position_biased_input) +
+           "}";
+  std::string terms = r.c2p && r.p2c ? "c2p + p2c" : r.c2p ? "c2p" : r.p2c ? "p2c" : "no cross terms";
+  return terms + ", " +
+         (r.position_buckets > 0 ? "log buckets " + std::to_string(r.position_buckets) + " over "
+                                 : std::string("distances clamped to ")) +
+         std::to_string(r.max_relative_positions) + " positions, table " + std::to_string(r.table_rows()) + " rows, " +
+         (d.share_att_key ? "shared q/k projections" : "separate position projections") +
+         (d.norm_rel_ebd ? ", rel_embeddings layer-normed" : "") +
+         ", absolute positions in the embeddings: " + b(d.position_biased_input);
+}
+
 inline void run_model(const arguments& a, std::ostream& out);
 
 /// The supported-models markdown table, one row per architecture-table row.
@@ -82,6 +105,7 @@ inline void run_model(const arguments& a, std::ostream& out) {
         << ",\n  \"format\": " << jstr(lc.base.format)
         << ",\n  \"positional\": " << jstr(positional_name(lc.positional)) << ",\n  \"head_dim\": " << lc.head_dim
         << ",\n  \"final_logit_softcap\": " << opt_num(lc.final_logit_softcap, true)
+        << ",\n  \"deberta\": " << (lc.deberta ? deberta_text(*lc.deberta, true) : "null")
         << ",\n  \"warnings\": " << jlist(lc.warnings) << ",\n  \"layers\": [";
     for (std::size_t i = 0; i < lc.layers.size(); ++i) {
       const layer_spec& l = lc.layers[i];
@@ -112,6 +136,7 @@ inline void run_model(const arguments& a, std::ostream& out) {
     out << "  mRoPE                " << (lc.mrope->layout == mrope_layout::interleaved ? "interleaved" : "contiguous")
         << " sections [t " << lc.mrope->section[0] << ", h " << lc.mrope->section[1] << ", w " << lc.mrope->section[2]
         << "]\n";
+  if (lc.deberta) out << "  deberta              " << deberta_text(*lc.deberta, false) << "\n";
   for (const auto& w : lc.warnings) out << "  warning: " << w << "\n";
   out << "\n"
       << std::right << pad("layer", 6) << "  " << std::left << std::setw(18) << "type" << std::setw(46) << "rope"
@@ -141,12 +166,18 @@ inline void run_model(const arguments& a, std::ostream& out) {
 
 namespace detail {
 
-inline std::string applied_text(const posenc::architecture& a) {
-  using namespace posenc;
+/// The parts of a row's "Applied" text, joined with "; ".
+struct applied_parts {
   std::string s;
-  auto add = [&](const std::string& t) { s += (s.empty() ? "" : "; ") + t; };
-  const auto lay = [](pairing p) { return p == pairing::interleaved ? "interleaved" : "half_split"; };
+  void add(const std::string& t) { s += (s.empty() ? "" : "; ") + t; }
+};
+
+/// The positional family and the rotated width.
+inline void applied_positional(const posenc::architecture& a, applied_parts& p) {
+  using namespace posenc;
+  auto add = [&](const std::string& t) { p.add(t); };
   if (a.positional == positional_family::rope) {
+    const auto lay = [](pairing x) { return x == pairing::interleaved ? "interleaved" : "half_split"; };
     std::string r = std::string("RoPE ") + lay(a.hf_layout);
     if (a.reads_rope_interleave) r += " while rope_interleave (default true), else half_split";
     if (!a.gguf_arch.empty() && a.gguf_layout != a.hf_layout) r += std::string(" (GGUF ") + lay(a.gguf_layout) + ")";
@@ -174,11 +205,21 @@ inline std::string applied_text(const posenc::architecture& a) {
   } else if (a.positional == positional_family::t5_buckets) {
     add(a.per_layer_bias ? "T5 relative buckets (a bias table per layer)"
                          : "T5 relative buckets (layer 0's table, shared)");
+  } else if (a.positional == positional_family::deberta) {
+    add(std::string("DeBERTa c2p / p2c relative terms with relative_attention (") +
+        (a.deberta_v2_rules ? "log buckets when position_buckets > 0, share_att_key" : "distances clamped") +
+        "); learned positions with position_biased_input");
   } else if (a.positional == positional_family::none) {
     add("no positions in the attention");
   } else {
     add(std::string(positional_name(a.positional)) + " positions (in the embeddings; nothing in attention)");
   }
+}
+
+/// Layer kinds, NoPE layers, chunks and the sliding layers' RoPE.
+inline void applied_layers(const posenc::architecture& a, applied_parts& p) {
+  using namespace posenc;
+  auto add = [&](const std::string& t) { p.add(t); };
   const std::string win = a.default_window ? " (default " + std::to_string(*a.default_window) + ")" : std::string();
   const std::string mixer = layer_type_name(a.mixer);
   switch (a.layers) {
@@ -264,6 +305,12 @@ inline std::string applied_text(const posenc::architecture& a) {
       add("sliding layers unscaled");
       break;
   }
+}
+
+/// The softmax scale.
+inline void applied_scale(const posenc::architecture& a, applied_parts& p) {
+  using namespace posenc;
+  auto add = [&](const std::string& t) { p.add(t); };
   switch (a.scale) {
     case scale_rule::head_dim:
       break;
@@ -293,8 +340,20 @@ inline std::string applied_text(const posenc::architecture& a) {
     case scale_rule::inv_head_dim:
       add("scale head_dim^-1");
       break;
+    case scale_rule::deberta_cross_terms:
+      add("scale (head_dim (1 + n))^-0.5, n = c2p / p2c in pos_att_type");
+      break;
   }
   if (a.reads_scale_attn_weights) add("scale_attn_weights false: unscaled q.k");
+}
+
+inline std::string applied_text(const posenc::architecture& a) {
+  using namespace posenc;
+  applied_parts p;
+  applied_positional(a, p);
+  applied_layers(a, p);
+  applied_scale(a, p);
+  auto add = [&](const std::string& t) { p.add(t); };
   if (a.softcap) {
     std::string c = "attn/final_logit_softcapping";
     if (a.default_attn_softcap)
@@ -312,7 +371,7 @@ inline std::string applied_text(const posenc::architecture& a) {
   if (a.gguf_ignores_rope_keys) add("GGUF: base 10000, unscaled, as llama.cpp");
   if (a.llama4_temperature) add("query temperature on NoPE layers");
   if (a.mrope) add(std::string("mRoPE sections (") + (a.mrope_interleaved ? "interleaved" : "contiguous") + ")");
-  return s;
+  return p.s;
 }
 
 }  // namespace detail

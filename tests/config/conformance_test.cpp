@@ -107,6 +107,23 @@ void check_config(const layered_config& cfg, const json& e, const std::string& g
     REQUIRE(cfg.base.learned_offset);
     CHECK(*cfg.base.learned_offset == e.at("learned_offset").get<std::int64_t>());
   }
+  if (e.contains("deberta")) {  // DeBERTa's relative attention, as its attention module reads the config
+    REQUIRE(cfg.deberta);
+    const auto& d = *cfg.deberta;
+    const json got{{"c2p", d.relative.c2p},
+                   {"p2c", d.relative.p2c},
+                   {"position_buckets", d.relative.position_buckets},
+                   {"max_relative_positions", d.relative.max_relative_positions},
+                   {"table_rows", d.relative.table_rows()},
+                   {"share_att_key", d.share_att_key},
+                   {"norm_rel_ebd", d.norm_rel_ebd},
+                   {"position_biased_input", d.position_biased_input}};
+    INFO("deberta: got " << got.dump() << ", want " << e["deberta"].dump());
+    CHECK(got == e["deberta"]);
+    CHECK(d.relative.head_dim == cfg.head_dim);
+  } else {
+    CHECK(!cfg.deberta);
+  }
   same(cfg.final_logit_softcap ? json(*cfg.final_logit_softcap) : json(), e.at("final_logit_softcap"),
        "final_logit_softcap");
   const std::string letters = e.at("layers");

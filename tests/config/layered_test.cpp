@@ -2,6 +2,7 @@
 // layer maps and per-layer RoPE through the HF loader, legacy == v5 forms, the embedded published
 // configs (Qwen2.5-VL, Qwen3-VL, Gemma 3, Llama 4, gpt-oss), GGUF keys, gpt-oss through sdpa with
 // sinks == KV-cache decode, and a config_error naming the key for every malformed input.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -502,4 +503,39 @@ TEST_CASE("layered.json temperature cases through the loader when they carry a c
     const auto want = c.at("expected").at("scale_fp64full").get<std::vector<double>>();
     for (std::size_t i = 0; i < pos.size(); ++i) CHECK(std::fabs(t.factor(pos[i]) - want[i]) <= 1e-15);
   }
+}
+
+TEST_CASE("DeBERTa: pos_att_type forms, ignored entries, and layers whose encoder needs the model's tables",
+          "[layered][deberta]") {
+  const char* v3 = R"({"model_type": "deberta-v2", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
+                       "relative_attention": true, "position_buckets": 16, "max_relative_positions": 64,
+                       "pos_att_type": " P2C | c2p ", "share_att_key": true})";
+  const auto a = load_hf_layered(parse_config_json(v3, "v3"));
+  REQUIRE(a.deberta);
+  CHECK((a.deberta->relative.c2p && a.deberta->relative.p2c));
+  CHECK(a.layers[0].softmax_scale == 1.0 / std::sqrt(16.0 * 3.0));
+  CHECK(a.layers[0].base_scale == 0.25);  // the encoder's softmax_scale_multiplier carries (1 + 2)^-0.5
+  CHECK(!a.layers[0].causal);
+  // make_layer_encoder cannot build DeBERTa's encoder from the configuration alone
+  error_of([&] { static_cast<void>(make_layer_encoder(a, 0)); }, "layer");
+  // v2 reads c2p / p2c only: another entry is reported and changes nothing
+  const char* p2p = R"({"model_type": "deberta-v2", "hidden_size": 64, "num_attention_heads": 4,
+                        "num_hidden_layers": 1, "relative_attention": true, "pos_att_type": ["c2p", "p2p"]})";
+  const auto b = load_hf_layered(parse_config_json(p2p, "p2p"));
+  REQUIRE(b.deberta);
+  CHECK((b.deberta->relative.c2p && !b.deberta->relative.p2c));
+  CHECK(b.layers[0].softmax_scale == 1.0 / std::sqrt(16.0 * 2.0));
+  CHECK(std::any_of(b.warnings.begin(), b.warnings.end(),
+                    [](const std::string& w) { return w.find("\"p2p\"") != std::string::npos; }));
+  // without relative_attention HF still divides by sqrt(d (1 + n)): no encoder, the scale in the options
+  const char* plain = R"({"model_type": "deberta-v2", "hidden_size": 64, "num_attention_heads": 4,
+                          "num_hidden_layers": 1, "pos_att_type": "c2p|p2c"})";
+  const auto c = load_hf_layered(parse_config_json(plain, "plain"));
+  CHECK(!c.deberta);
+  CHECK(c.positional == positional_family::learned);
+  CHECK(layer_options(c.layers[0]).scale == 1.0 / std::sqrt(16.0 * 3.0));
+  // wrong types name the key
+  error_of([] { static_cast<void>(load_hf_layered(parse_config_json(
+                    R"({"model_type": "deberta", "relative_attention": true, "pos_att_type": 3})", "bad"))); },
+           "pos_att_type");
 }

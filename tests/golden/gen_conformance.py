@@ -11,7 +11,8 @@ standardised rope_parameters), instantiates the modeling file's attention module
 type (inv_freq, attention_scaling) and its apply_rotary_pos_emb on unit probes (which elements pair
 up: the layout), and writes `expected` (and `expected_by`) into the case. What the forward pass
 decides beyond those (which layers rotate, temperatures, ALiBi) is read from the `FORWARD` table
-below, each entry citing the modeling code. Cases marked `"expected_by": "hand"` (families
+below, each entry citing the modeling code. DeBERTa's attention module is run instead (expected_deberta: the
+scale its forward divides by, its relative-table parameters). Cases marked `"expected_by": "hand"` (families
 transformers does not implement) are left alone.
 
 Run with Debian's interpreter (torch 1.13):
@@ -572,6 +573,69 @@ def expected_for(ref, hf, fwd_rotates):
             "layers": out_layers, "model_type": mt, "config": text}
 
 
+# ------------------------------------------------------------------------------------------------
+# DeBERTa (models/deberta, models/deberta_v2): the encoder and embeddings modules are built on stubs (what
+# they read from the config), the attention module is run: its forward on a short sequence, with the
+# scale it divides by (scaled_size_sqrt's arguments) recorded.
+
+DEBERTA = {"deberta": "Deberta", "deberta-v2": "DebertaV2"}
+
+
+def expected_deberta(ref, hf):
+    cls = ref.config_class(hf["model_type"])
+    cfg = cls(**copy.deepcopy(hf))
+    source = ref.modeling_source(cls)
+    prefix = DEBERTA[hf["model_type"]]
+    stub = extract(source, lambda n: n in (prefix + "Encoder", prefix + "Embeddings"))
+    stub["nn"] = StubNN(Embedding=lambda n, d, **k: types.SimpleNamespace(num_embeddings=n))  # table sizes
+    encoder, embeddings = stub[prefix + "Encoder"](cfg), stub[prefix + "Embeddings"](cfg)
+    ns = extract(source, lambda n: n == "DisentangledSelfAttention")
+    ns["nn"] = torch.nn  # the attention module is run: real layers
+    calls = []
+    measure = ns["scaled_size_sqrt"]
+
+    def spy(layer, factor):
+        calls.append((int(layer.size(-1)), int(factor)))
+        return measure(layer, factor)
+
+    ns["scaled_size_sqrt"] = spy
+    torch.manual_seed(0)
+    attn = ns["DisentangledSelfAttention"](cfg).eval()
+    S = 5
+    x = torch.randn(1, S, cfg.hidden_size)
+    relative = bool(attn.relative_attention)
+    rows = encoder.rel_embeddings.num_embeddings if relative else 0
+    kw = {}
+    if relative:
+        kw["rel_embeddings"] = torch.randn(rows, cfg.hidden_size)
+        if prefix == "Deberta":  # v1's forward adds the relative terms only given relative_pos
+            kw["relative_pos"] = ns["build_relative_position"](x, x)
+    with torch.no_grad():
+        attn(x, torch.ones(1, 1, S, S), **kw)
+    assert calls and all(c == calls[0] for c in calls), calls
+    d, factor = calls[0]
+    layer = {"layer_type": "full_attention", "rope": False, "theta": None, "rope_type": None, "factor": None,
+             "layout": None, "rotary_dim": 0, "attention_scaling": 1.0, "window": None, "chunk_size": None,
+             "sinks": False, "softmax_scale": 1.0 / math.sqrt(d * factor), "logit_softcap": None, "alibi": False,
+             "temperature": False,
+             "causal": False}  # get_attention_mask: the padding mask both ways, no causal mask
+    biased = embeddings.position_embeddings is not None
+    e = {"positional": "deberta_relative" if relative else "learned" if biased else "none", "head_dim": d,
+         "final_logit_softcap": None, "layers": [layer] * cfg.num_hidden_layers, "model_type": cfg.model_type,
+         "config": cfg}
+    if biased:
+        e["learned_offset"] = 0  # position_ids = arange(max_position_embeddings): row 0
+    if relative:
+        buckets = getattr(attn, "position_buckets", -1)
+        e["deberta"] = {"c2p": "c2p" in attn.pos_att_type, "p2c": "p2c" in attn.pos_att_type,
+                        "position_buckets": buckets if buckets > 0 else 0,
+                        "max_relative_positions": attn.max_relative_positions, "table_rows": rows,
+                        "share_att_key": bool(getattr(attn, "share_att_key", False)),
+                        "norm_rel_ebd": "layer_norm" in getattr(encoder, "norm_rel_ebd", []),
+                        "position_biased_input": biased}
+    return e
+
+
 def dump(case):
     """The case as the files hold it: indented, each layer kind on one line."""
     kinds = case["expected"]["kinds"]
@@ -599,7 +663,8 @@ def main():
         case = json.load(open(path))
         if "hf" not in case or case.get("expected_by", "").startswith("hand") or "hf_error" in case:
             continue
-        e = expected_for(ref, case["hf"], FORWARD["rotates"])
+        deberta = case["hf"].get("model_type") in DEBERTA
+        e = expected_deberta(ref, case["hf"]) if deberta else expected_for(ref, case["hf"], FORWARD["rotates"])
         if "hf_v5" in case:  # the v5 form must mean the same to transformers itself
             e5 = expected_for(ref, case["hf_v5"], FORWARD["rotates"])
             if e5["layers"] != e["layers"]:
@@ -616,6 +681,9 @@ def main():
             expected["alibi"] = FORWARD["alibi"][e["model_type"]](e["config"])
         if e["model_type"] in FORWARD["learned_offset"]:
             expected["learned_offset"] = FORWARD["learned_offset"][e["model_type"]](e["config"])
+        for key in ("learned_offset", "deberta"):
+            if key in e:
+                expected[key] = e[key]
         if args.check:
             if case.get("expected") != expected:
                 print(f"{name}: differs from the generated expectation")

@@ -19,7 +19,9 @@
 namespace posenc::inline v0 {
 
 /// How a family encodes positions.
-enum class positional_family : unsigned char { rope, alibi, t5_buckets, learned, sinusoidal, none };
+/// `deberta`: DeBERTa's disentangled relative terms (encoders/deberta.hpp) when the config's
+/// relative_attention is true; otherwise the family's positions are its learned absolute ones.
+enum class positional_family : unsigned char { rope, alibi, t5_buckets, learned, sinusoidal, deberta, none };
 
 [[nodiscard]] constexpr const char* positional_name(positional_family p) noexcept {
   switch (p) {
@@ -33,6 +35,8 @@ enum class positional_family : unsigned char { rope, alibi, t5_buckets, learned,
       return "learned";
     case positional_family::sinusoidal:
       return "sinusoidal";
+    case positional_family::deberta:
+      return "deberta_relative";
     case positional_family::none:
       break;
   }
@@ -139,6 +143,9 @@ enum class scale_rule : unsigned char {
   one,                    ///< Gemma 3n: 1 (q/k norms replace 1/sqrt(d))
   key_multiplier,  ///< Falcon-H1: head_dim^-0.5 * key_multiplier * attention_in_multiplier^2 (q and k are scaled)
   inv_head_dim,    ///< Jais (muP): head_dim^-1
+  /// DeBERTa: (head_dim (1 + n))^-0.5, n the cross terms of pos_att_type (c2p, p2c), also without
+  /// relative_attention; with it the deberta_relative encoder carries the (1 + n)^-0.5
+  deberta_cross_terms,
 };
 
 /// One family.
@@ -197,6 +204,9 @@ struct architecture {
   bool gguf_pattern_array_ignored = false;  ///< llama.cpp reads no per-layer pattern array (its built-in period)
   bool gguf_ignores_rope_keys = false;      ///< llama.cpp rotates with base 10000, unscaled, whatever the keys say
   std::optional<std::int64_t> gguf_fixed_window{};  ///< llama.cpp uses this window whatever the key says (SmallThinker)
+  /// DeBERTa v2/v3: reads position_buckets (log buckets when > 0), share_att_key, attention_head_size and counts
+  /// c2p / p2c in the scale; false (v1): distances clamped, talking_head refused, every pos_att_type entry counted
+  bool deberta_v2_rules = false;
   bool per_layer_bias = false;   ///< T5 buckets: every layer has its own bias table (UMT5), else layer 0's
   bool longrope_mscale = false;  ///< LongRoPE magnitude from rope_scaling.short_mscale / long_mscale (Phi-MoE)
   /// rope_type renames the family's modeling code applies, comma-separated `type+key=scaling` (HunYuan:

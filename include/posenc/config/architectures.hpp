@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 137> table{{
+inline constexpr std::array<architecture, 139> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .gguf_arch = "llama",
@@ -598,6 +598,30 @@ inline constexpr std::array<architecture, 137> table{{
      .bidirectional = true,
      .sources = "models/roberta/modeling_roberta.py transformers@decba1d2 (position ids from padding_idx + 1, "
                 "padding_idx = pad_token_id); GGUF: the bert architecture, offset 0 after the converter's slice"},
+    {.family = "DeBERTa",
+     .hf_model_type = "deberta",
+     .positional = positional_family::deberta,
+     .scale = scale_rule::deberta_cross_terms,
+     .bidirectional = true,
+     .defaults = "relative_attention=false,position_biased_input=true,max_relative_positions=-1,"
+                 "max_position_embeddings=512,hidden_size=768,num_attention_heads=12,num_hidden_layers=12",
+     .sources = "models/deberta/configuration_deberta.py and modeling_deberta.py transformers@decba1d2 "
+                "(DisentangledSelfAttention: relative_attention, max_relative_positions < 1 -> "
+                "max_position_embeddings, scale sqrt(d (1 + len(pos_att_type))), c2p pos_proj / p2c pos_q_proj, "
+                "distances clamped to the span, talking_head; DebertaEmbeddings position_biased_input)"},
+    {.family = "DeBERTa-v2 / v3 / mDeBERTa",
+     .hf_model_type = "deberta-v2",
+     .positional = positional_family::deberta,
+     .scale = scale_rule::deberta_cross_terms,
+     .bidirectional = true,
+     .deberta_v2_rules = true,
+     .defaults = "relative_attention=false,position_biased_input=true,max_relative_positions=-1,"
+                 "max_position_embeddings=512,hidden_size=1536,num_attention_heads=24,num_hidden_layers=24",
+     .spellings = "head_dim=attention_head_size",
+     .sources = "models/deberta_v2/configuration_deberta_v2.py and modeling_deberta_v2.py transformers@decba1d2 "
+                "(DisentangledSelfAttention: position_buckets, max_relative_positions < 1 -> max_position_embeddings, "
+                "make_log_bucket_position, share_att_key, attention_head_size, scale sqrt(d (1 + [c2p] + [p2c])); "
+                "DebertaV2Encoder norm_rel_ebd, conv_kernel_size; DebertaV2Embeddings position_biased_input)"},
     {.family = "BitNet",
      .hf_model_type = "bitnet",
      .gguf_arch = "bitnet",

@@ -11,7 +11,9 @@
 //
 // mRoPE layers get the plain-concept mrope (each position used on all three streams); bind a
 // position table (mrope::bind) for multimodal prompts. Options (sliding window, sinks) are the
-// caller's: layer_options() fills scale, window, chunk and soft-cap from the layer_spec.
+// caller's: layer_options() fills scale, window, chunk and soft-cap from the layer_spec. DeBERTa's
+// layers are refused here: their encoder needs the model's projected relative tables
+// (layered_config::deberta gives its configuration).
 #pragma once
 
 #include <cstddef>
@@ -37,6 +39,10 @@ using layer_encoder = std::variant<no_position, rope, mrope, attention_temperatu
 [[nodiscard]] inline layer_encoder make_layer_encoder(const layered_config& cfg, std::size_t layer) {
   detail::require(layer < cfg.layers.size(), "layer", layer, "< the layer count " + std::to_string(cfg.layers.size()));
   const layer_spec& s = cfg.layers[layer];
+  if (cfg.deberta)
+    throw config_error("layer", std::to_string(layer),
+                       "a layer whose encoder the configuration alone gives (DeBERTa's relative terms need the "
+                       "model's projected tables: build posenc::deberta_relative(cfg.deberta->relative, K_r, Q_r))");
   std::optional<attention_temperature> temp;
   if (s.temperature) temp.emplace(*s.temperature);
   if (!s.rope) {

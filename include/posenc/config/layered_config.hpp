@@ -15,6 +15,7 @@
 
 #include <posenc/config/architecture.hpp>
 #include <posenc/config/model_config.hpp>
+#include <posenc/encoders/deberta.hpp>
 #include <posenc/encoders/temperature.hpp>
 #include <posenc/rope/config.hpp>
 #include <posenc/rope/mrope.hpp>
@@ -49,12 +50,32 @@ struct mrope_spec {
   friend bool operator==(const mrope_spec&, const mrope_spec&) = default;
 };
 
+/// DeBERTa's disentangled attention (encoders/deberta.hpp), the same in every layer. The tables are the
+/// caller's: the encoder's relative embeddings (rel_embeddings, 2 span rows; through a LayerNorm when
+/// norm_rel_ebd), projected by the layer's own key / query projections when share_att_key, else by its
+/// pos_key_proj / pos_query_proj (v1: pos_proj, pos_q_proj).
+struct deberta_spec {
+  deberta_relative_config relative;  ///< heads, head size, buckets (max_relative_positions resolved), c2p / p2c
+  bool share_att_key = false;
+  bool norm_rel_ebd = false;           ///< norm_rel_ebd contains "layer_norm"
+  bool position_biased_input = false;  ///< learned absolute positions are added to the embeddings too
+  friend bool operator==(const deberta_spec& a, const deberta_spec& b) {
+    const auto& x = a.relative;
+    const auto& y = b.relative;
+    return x.head_dim == y.head_dim && x.num_heads == y.num_heads && x.position_buckets == y.position_buckets &&
+           x.max_relative_positions == y.max_relative_positions && x.c2p == y.c2p && x.p2c == y.p2c &&
+           x.bucket_rule == y.bucket_rule && a.share_att_key == b.share_att_key && a.norm_rel_ebd == b.norm_rel_ebd &&
+           a.position_biased_input == b.position_biased_input;
+  }
+};
+
 /// A model's positional configuration, layer by layer.
 struct layered_config {
   model_config base;               ///< what load_hf_config / load_gguf_config read (the full layers' RoPE)
   std::vector<layer_spec> layers;  ///< one per layer (num_hidden_layers / block_count)
   std::optional<mrope_spec> mrope{};
-  bool attention_sinks = false;  ///< learned per-head sink logits in the softmax (gpt-oss)
+  std::optional<deberta_spec> deberta{};  ///< DeBERTa with relative_attention (positional deberta_relative)
+  bool attention_sinks = false;           ///< learned per-head sink logits in the softmax (gpt-oss)
   positional_family positional = positional_family::none;
   std::string family;                           ///< the architecture-table row ("" when read generically)
   std::ptrdiff_t head_dim = 0;                  ///< per-head q/k width (0 when the config does not say)

@@ -204,7 +204,10 @@ inline layered_config load_layered(const key_view& in, const load_options& o) {
       std::none_of(use_rope.begin(), use_rope.end(), [](bool r) { return r; }))
     out.positional = positional_family::none;
   if (out.positional == positional_family::alibi && !out.base.alibi) out.base.alibi = model_config::alibi_params{};
-  out.head_dim = layer_head_dim(c, out.base);
+  out.head_dim = is_deberta(c) ? deberta_head_dim(c) : layer_head_dim(c, out.base);
+  out.deberta = rule_deberta(c);
+  if (is_deberta(c) && !out.deberta)  // without relative_attention: the learned absolute positions, if any
+    out.positional = out.base.learned_offset ? positional_family::learned : positional_family::none;
   out.mrope = rule_mrope(c, ropes.full);
   const temperatures temps = rule_temperature(c, out.head_dim, window_zero);
   const double scale = rule_scale(c, out.head_dim, n);
@@ -219,7 +222,9 @@ inline layered_config load_layered(const key_view& in, const load_options& o) {
     layer_spec s = layer_of(c, li, i);
     if (is_softmax(s.attention)) {
       s.base_scale = scale;
-      s.softmax_scale = scale * (s.rope ? rope_schedule(*s.rope).base().softmax_scale_multiplier : 1.0);
+      s.softmax_scale = scale * (s.rope        ? rope_schedule(*s.rope).base().softmax_scale_multiplier
+                                 : out.deberta ? 1.0 / std::sqrt(1.0 + out.deberta->relative.cross_terms())
+                                               : 1.0);
       s.logit_softcap = caps.first;
       s.sinks = out.attention_sinks && (!c.A.sinks_sliding_only || s.attention == layer_attention::sliding);
       s.alibi = out.positional == positional_family::alibi;

@@ -18,6 +18,7 @@
 #include <posenc/config/layered_config.hpp>
 #include <posenc/config/model_config.hpp>
 #include <posenc/config/rules_layers.hpp>
+#include <posenc/config/rules_relative.hpp>
 #include <posenc/config/rules_rope.hpp>
 #include <posenc/config/view.hpp>
 #include <posenc/core/errors.hpp>
@@ -125,6 +126,8 @@ inline positional_family rule_positional(const context& c, bool rope, bool alibi
 
 /// Learned absolute positions: the embedding row of position 0 (OPT 2; RoBERTa pad_token_id + 1).
 inline std::optional<std::int64_t> rule_learned_offset(const context& c) {
+  if (is_deberta(c))  // DeBERTa: absolute positions from row 0 when position_biased_input (class default true)
+    return c.top().boolean("position_biased_input").value_or(true) ? std::optional<std::int64_t>(0) : std::nullopt;
   if (!c.known || (c.A.positional != positional_family::learned && c.A.positional != positional_family::sinusoidal))
     return std::nullopt;
   if (!c.A.learned_offset_from_pad) return c.A.learned_offset;
@@ -184,6 +187,9 @@ inline double rule_scale(const context& c, std::ptrdiff_t head_dim, int n) {
     }
     case scale_rule::inv_head_dim:
       scale = head_dim > 0 ? 1.0 / static_cast<double>(head_dim) : 0.0;
+      break;
+    case scale_rule::deberta_cross_terms:  // with relative_attention the encoder applies (1 + n)^-0.5
+      if (!t.boolean("relative_attention").value_or(false)) scale /= std::sqrt(1.0 + deberta_cross_terms(c));
       break;
   }
   if (t.has("query_pre_attn_scalar") && rule != scale_rule::query_pre_attn_scalar)
