@@ -535,7 +535,10 @@ TEST_CASE("DeBERTa: pos_att_type forms, ignored entries, and layers whose encode
   CHECK(c.positional == positional_family::learned);
   CHECK(layer_options(c.layers[0]).scale == 1.0 / std::sqrt(16.0 * 3.0));
   // wrong types name the key
-  error_of([] { static_cast<void>(load_hf_layered(parse_config_json(
-                    R"({"model_type": "deberta", "relative_attention": true, "pos_att_type": 3})", "bad"))); },
-           "pos_att_type");
+  error_of(
+      [] {
+        static_cast<void>(load_hf_layered(
+            parse_config_json(R"({"model_type": "deberta", "relative_attention": true, "pos_att_type": 3})", "bad")));
+      },
+      "pos_att_type");
 }
