@@ -2,7 +2,7 @@
 // supported-models table generated from the architecture table (config/architectures.hpp).
 //
 // --json prints one object: model_type, positional, head_dim, final_logit_softcap, deberta (DeBERTa's
-// relative attention or null), and `layers`,
+// relative attention or null), vision (the rotary vision tower or null), and `layers` (the text side),
 // one entry per layer with exactly the keys index, layer_type, rope, theta, rope_type, factor,
 // layout, rotary_dim, attention_scaling, window, chunk_size, sinks, softmax_scale, logit_softcap,
 // temperature, alibi (a contract: tests/cli checks it). --supported-markdown prints the markdown
@@ -83,6 +83,39 @@ inline std::string deberta_text(const posenc::deberta_spec& d, bool json) {
          ", absolute positions in the embeddings: " + b(d.position_biased_input);
 }
 
+/// The rotary vision tower: its vision_rope configuration and the shapes its positions come from.
+inline std::string vision_text(const posenc::vision_spec& v, bool json) {
+  using posenc::vision_rope_convention;
+  const auto& r = v.rope;
+  const char* conv = r.convention == vision_rope_convention::pixtral         ? "pixtral"
+                     : r.convention == vision_rope_convention::llama4        ? "llama4"
+                     : r.convention == vision_rope_convention::minimax_m3_vl ? "minimax_m3_vl"
+                                                                             : "qwen_vl";
+  std::string full;
+  for (int i : v.fullatt_block_indexes) full += (full.empty() ? "" : ", ") + std::to_string(i);
+  if (json)
+    return "{\"tower\": " + jstr(v.tower) + ", \"convention\": " + jstr(conv) +
+           ", \"head_dim\": " + std::to_string(r.head_dim) + ", \"theta\": " + fmt(r.theta, true) +
+           ", \"depth\": " + std::to_string(v.depth) + ", \"num_heads\": " + std::to_string(v.num_heads) +
+           ", \"patch_size\": " + std::to_string(v.patch_size) +
+           ", \"patches_per_side\": " + std::to_string(v.patches_per_side) +
+           ", \"spatial_merge_size\": " + std::to_string(v.spatial_merge_size) +
+           ", \"temporal_patch_size\": " + std::to_string(v.temporal_patch_size) +
+           ", \"window_size\": " + std::to_string(v.window_size) + ", \"fullatt_block_indexes\": [" + full +
+           "], \"learned_positions\": " + std::to_string(v.learned_positions) +
+           ", \"softmax_scale\": " + fmt(v.softmax_scale, true) + "}";
+  std::string t = v.tower + ": vision_rope " + conv + ", head_dim " + std::to_string(r.head_dim) + ", theta " +
+                  fmt(r.theta) + ", " + std::to_string(v.depth) + " layers x " + std::to_string(v.num_heads) +
+                  " heads, patch " + std::to_string(v.patch_size) + ", softmax_scale " + fmt(v.softmax_scale);
+  if (v.patches_per_side) t += ", " + std::to_string(v.patches_per_side) + " patches per side";
+  if (v.spatial_merge_size > 1 || v.temporal_patch_size > 1)
+    t +=
+        ", merge " + std::to_string(v.spatial_merge_size) + ", temporal patch " + std::to_string(v.temporal_patch_size);
+  if (v.window_size) t += ", windows of " + std::to_string(v.window_size) + " px, full attention at layers " + full;
+  if (v.learned_positions) t += ", plus " + std::to_string(v.learned_positions) + " learned positions";
+  return t;
+}
+
 inline void run_model(const arguments& a, std::ostream& out);
 
 /// The supported-models markdown table, one row per architecture-table row.
@@ -106,6 +139,7 @@ inline void run_model(const arguments& a, std::ostream& out) {
         << ",\n  \"positional\": " << jstr(positional_name(lc.positional)) << ",\n  \"head_dim\": " << lc.head_dim
         << ",\n  \"final_logit_softcap\": " << opt_num(lc.final_logit_softcap, true)
         << ",\n  \"deberta\": " << (lc.deberta ? deberta_text(*lc.deberta, true) : "null")
+        << ",\n  \"vision\": " << (lc.vision ? vision_text(*lc.vision, true) : "null")
         << ",\n  \"warnings\": " << jlist(lc.warnings) << ",\n  \"layers\": [";
     for (std::size_t i = 0; i < lc.layers.size(); ++i) {
       const layer_spec& l = lc.layers[i];
@@ -137,6 +171,7 @@ inline void run_model(const arguments& a, std::ostream& out) {
         << " sections [t " << lc.mrope->section[0] << ", h " << lc.mrope->section[1] << ", w " << lc.mrope->section[2]
         << "]\n";
   if (lc.deberta) out << "  deberta              " << deberta_text(*lc.deberta, false) << "\n";
+  if (lc.vision) out << "  vision               " << vision_text(*lc.vision, false) << "\n";
   for (const auto& w : lc.warnings) out << "  warning: " << w << "\n";
   out << "\n"
       << std::right << pad("layer", 6) << "  " << std::left << std::setw(18) << "type" << std::setw(46) << "rope"

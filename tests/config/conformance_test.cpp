@@ -21,6 +21,7 @@
 #include <posenc/config/layer_encoder.hpp>
 #include <posenc/config/layered.hpp>
 #include <posenc/rope/schedule.hpp>
+#include <posenc/rope/vision_rope.hpp>
 
 #include "gguf_writer.hpp"
 #include "support/check.hpp"
@@ -123,6 +124,36 @@ void check_config(const layered_config& cfg, const json& e, const std::string& g
     CHECK(d.relative.head_dim == cfg.head_dim);
   } else {
     CHECK(!cfg.deberta);
+  }
+  if (e.contains("vision") && cfg.base.format == "hf") {  // the vision tower, as its modeling code reads the config
+    REQUIRE(cfg.vision);
+    const auto& v = *cfg.vision;
+    const json& w = e["vision"];
+    CHECK(v.tower == w.at("tower").get<std::string>());
+    CHECK(v.rope.head_dim == w.at("head_dim").get<int>());
+    same(v.rope.theta, w.at("theta"), "vision.theta");
+    same(v.softmax_scale, w.at("softmax_scale"), "vision.softmax_scale");
+    CHECK(v.patch_size == w.at("patch_size").get<int>());
+    CHECK(v.depth == w.at("depth").get<int>());
+    CHECK(v.num_heads == w.at("num_heads").get<int>());
+    CHECK(v.patches_per_side == w.value("patches_per_side", 0));
+    CHECK(v.spatial_merge_size == w.value("spatial_merge_size", 1));
+    CHECK(v.temporal_patch_size == w.value("temporal_patch_size", 1));
+    CHECK(v.window_size == w.value("window_size", 0));
+    CHECK(v.fullatt_block_indexes == w.value("fullatt_block_indexes", std::vector<int>{}));
+    CHECK(v.learned_positions == w.value("learned_positions", 0));
+    // the encoder built from the loaded configuration turns the patch at row 1, column 1 by HF's angles
+    // (float32 there: within 1e-6)
+    const vision_rope enc(v.rope);
+    const auto want = w.at("angles_1_1").get<std::vector<double>>();
+    REQUIRE(enc.inv_freq().size() == want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      const double got = enc.inv_freq()[k] * static_cast<double>(1 + enc.position_offset());
+      INFO("vision angle " << k << ": got " << got << ", want " << want[k]);
+      CHECK(std::fabs(got - want[k]) <= 1e-6 * std::fabs(want[k]));
+    }
+  } else {
+    CHECK(!cfg.vision);  // GGUF: the vision tower is the projector file's (refused)
   }
   same(cfg.final_logit_softcap ? json(*cfg.final_logit_softcap) : json(), e.at("final_logit_softcap"),
        "final_logit_softcap");

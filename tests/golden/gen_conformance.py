@@ -636,6 +636,60 @@ def expected_deberta(ref, hf):
     return e
 
 
+# ------------------------------------------------------------------------------------------------
+# Vision towers (a multimodal config's vision_config): the configuration class builds the vision config,
+# the modeling file's vision attention module gives the head width and scale, its rotary embedding the
+# angles of the patch at row 1, column 1 (the positions each model's forward takes: Pixtral's
+# position_ids = h * side + w, Qwen's rot_pos_emb freqs[(h, w)].flatten, Llama 4's freqs_ci row side + 1).
+
+
+def _named(ns, suffix, also=""):
+    names = [n for n in ns if inspect.isclass(ns[n]) and n.endswith(suffix) and also in n]
+    return ns[sorted(names, key=len)[0]]
+
+
+def expected_vision(ref, hf):
+    cfg = ref.config_class(hf["model_type"])(**copy.deepcopy(hf))
+    vc = getattr(cfg, "vision_config", None)
+    if vc is None:
+        return None
+    kind = type(vc).__name__
+    ns = extract(ref.modeling_source(type(vc)), lambda n: n.endswith("RotaryEmbedding") or n.endswith("Attention"))
+    if kind == "PixtralVisionConfig":  # modeling_pixtral.py
+        attn, rot = ns["PixtralAttention"](vc), ns["PixtralRotaryEmbedding"](vc)
+        side = vc.image_size // vc.patch_size
+        angles = rot.inv_freq[side + 1][: attn.head_dim // 2]  # PixtralVisionModel: position_ids h * side + w
+        tower, theta = "Pixtral", vc.rope_parameters["rope_theta"]
+        shape = {"depth": vc.num_hidden_layers, "num_heads": vc.num_attention_heads, "patches_per_side": side}
+    elif kind == "Llama4VisionConfig":  # modeling_llama4.py
+        attn, rot = ns["Llama4VisionAttention"](vc), ns["Llama4VisionRotaryEmbedding"](vc)
+        side = vc.image_size // vc.patch_size
+        angles = torch.angle(rot.freqs_ci[side + 1].reshape(-1))  # patch (x 1, y 1)
+        tower, theta = "Llama 4 vision", vc.rope_parameters["rope_theta"]
+        shape = {"depth": vc.num_hidden_layers, "num_heads": vc.num_attention_heads, "patches_per_side": side}
+    else:  # Qwen2-VL / 2.5-VL / 3-VL: VisionRotaryEmbedding(head_dim // 2) in the vision model's __init__
+        attn = _named(ns, "Attention", "Vision")(vc)
+        rot = _named(ns, "RotaryEmbedding", "Vision")(attn.head_dim // 2)
+        try:  # the patch's (h, w) -> its angles, (h freqs, w freqs) (rot_pos_emb at this commit)
+            angles = rot(torch.tensor([[1, 1]])).reshape(-1)
+        except AttributeError:  # forward(seqlen): rot_pos_emb gathers freqs[pos_ids].flatten(1)
+            freqs = rot(2)
+            angles = torch.cat([freqs[1], freqs[1]])
+        tower = {"Qwen2VLVisionConfig": "Qwen2-VL vision", "Qwen2_5_VLVisionConfig": "Qwen2.5-VL vision"}.get(
+            kind, "Qwen3-VL vision")
+        theta = rot.theta if hasattr(rot, "theta") else 10000.0
+        shape = {"depth": vc.depth, "num_heads": vc.num_heads, "spatial_merge_size": vc.spatial_merge_size,
+                 "temporal_patch_size": vc.temporal_patch_size}
+        if hasattr(vc, "fullatt_block_indexes"):
+            shape.update(window_size=vc.window_size, fullatt_block_indexes=list(vc.fullatt_block_indexes))
+        if hasattr(vc, "num_position_embeddings"):
+            shape["learned_positions"] = vc.num_position_embeddings
+    out = {"tower": tower, "head_dim": int(attn.head_dim), "theta": float(theta), "softmax_scale": float(attn.scaling),
+           "patch_size": int(vc.patch_size), "angles_1_1": [float(a) for a in angles.tolist()]}
+    out.update(shape)
+    return out
+
+
 def dump(case):
     """The case as the files hold it: indented, each layer kind on one line."""
     kinds = case["expected"]["kinds"]
@@ -684,6 +738,9 @@ def main():
         for key in ("learned_offset", "deberta"):
             if key in e:
                 expected[key] = e[key]
+        vision = None if deberta else expected_vision(ref, case["hf"])
+        if vision:
+            expected["vision"] = vision
         if args.check:
             if case.get("expected") != expected:
                 print(f"{name}: differs from the generated expectation")

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include <posenc/core/pairing.hpp>
+#include <posenc/rope/vision_rope.hpp>
 
 namespace posenc::inline v0 {
 
@@ -222,6 +223,26 @@ struct architecture {
   std::string_view spellings{};
   std::string_view refused{};  ///< "key: why" when posenc refuses this family (config_error), "" if it loads
   std::string_view sources{};  ///< the reference files this row was read from, with their commits
+};
+
+/// One rotary vision tower (the vision_config of a multimodal model): which vision_rope convention its
+/// modeling code rotates with and under which keys its config gives the shapes. A row of vision_towers
+/// (config/architectures.hpp); the rule is config/rules_vision.hpp.
+struct vision_tower {
+  std::string_view name{};         ///< display name
+  std::string_view model_types{};  ///< vision_config.model_type values, comma-separated
+  std::string_view outer_types{};  ///< model_types whose config class fixes the tower (vision_config without one)
+  vision_rope_convention convention = vision_rope_convention::qwen_vl;
+  std::string_view hidden_key = "hidden_size";  ///< head_dim = hidden / heads
+  std::string_view heads_key = "num_heads";
+  std::string_view depth_key = "depth";
+  bool reads_theta = false;     ///< rope_theta / rope_parameters.rope_theta (else the modeling code's fixed 10000)
+  bool grid_side = false;       ///< image_size / patch_size patches per side (the position table's side)
+  bool merge = false;           ///< spatial_merge_size and temporal_patch_size (positions in merge-block order)
+  bool windows = false;         ///< window_size and fullatt_block_indexes (window attention elsewhere)
+  bool learned_grid = false;    ///< num_position_embeddings learned absolute positions added too (Qwen3-VL)
+  std::string_view defaults{};  ///< class defaults of the keys read, key=value pairs
+  std::string_view sources{};   ///< the reference files this row was read from, with their commits
 };
 
 namespace detail::arch {

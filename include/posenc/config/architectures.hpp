@@ -1216,6 +1216,75 @@ inline constexpr std::array<architecture, 139> table{{
   return detail::arch::table;
 }
 
+/// The rotary vision towers posenc loads from a multimodal config's vision_config.
+inline constexpr std::array<vision_tower, 5> vision_towers{{
+    {.name = "Pixtral",
+     .model_types = "pixtral",
+     .outer_types = "pixtral",
+     .convention = vision_rope_convention::pixtral,
+     .heads_key = "num_attention_heads",
+     .depth_key = "num_hidden_layers",
+     .reads_theta = true,
+     .grid_side = true,
+     .defaults = "hidden_size=1024,num_attention_heads=16,num_hidden_layers=24,image_size=1024,patch_size=16,"
+                 "rope_theta=10000.0",
+     .sources = "models/pixtral/configuration_pixtral.py and modeling_pixtral.py transformers@decba1d2 "
+                "(head_dim = hidden_size // num_attention_heads whatever head_dim says; PixtralRotaryEmbedding: "
+                "freqs[::2] on rows, freqs[1::2] on columns, image_size // patch_size per side)"},
+    {.name = "Qwen2-VL vision",
+     .model_types = "qwen2_vl_vision",
+     .outer_types = "qwen2_vl",
+     .hidden_key = "embed_dim",
+     .merge = true,
+     .defaults = "depth=32,embed_dim=1280,num_heads=16,patch_size=14,spatial_merge_size=2,temporal_patch_size=2",
+     .sources = "models/qwen2_vl/configuration_qwen2_vl.py and modeling_qwen2_vl.py transformers@decba1d2 "
+                "(VisionRotaryEmbedding(embed_dim // num_heads // 2), theta 10000; rot_pos_emb in merge blocks)"},
+    {.name = "Qwen2.5-VL vision",
+     .model_types = "qwen2_5_vl_vision",
+     .outer_types = "qwen2_5_vl",
+     .merge = true,
+     .windows = true,
+     .defaults = "depth=32,hidden_size=3584,num_heads=16,patch_size=14,spatial_merge_size=2,temporal_patch_size=2,"
+                 "window_size=112",
+     .sources = "models/qwen2_5_vl/configuration_qwen2_5_vl.py and modeling_qwen2_5_vl.py transformers@decba1d2 "
+                "(Qwen2_5_VisionRotaryEmbedding(hidden_size // num_heads // 2), theta 10000; get_window_index, "
+                "fullatt_block_indexes (7, 15, 23, 31) by default)"},
+    {.name = "Qwen3-VL vision",
+     .model_types = "qwen3_vl,qwen3_vl_vision,qwen3_vl_moe",
+     .outer_types = "qwen3_vl,qwen3_vl_moe",
+     .merge = true,
+     .learned_grid = true,
+     .defaults = "depth=27,hidden_size=1152,num_heads=16,patch_size=16,spatial_merge_size=2,temporal_patch_size=2,"
+                 "num_position_embeddings=2304",
+     .sources = "models/qwen3_vl/configuration_qwen3_vl.py and modeling_qwen3_vl.py transformers@decba1d2 "
+                "(Qwen3VLVisionRotaryEmbedding(hidden_size // num_heads // 2), theta 10000; pos_embed of "
+                "num_position_embeddings bilinearly interpolated, added to the patches)"},
+    {.name = "Llama 4 vision",
+     .model_types = "llama4_vision_model",
+     .outer_types = "llama4",
+     .convention = vision_rope_convention::llama4,
+     .heads_key = "num_attention_heads",
+     .depth_key = "num_hidden_layers",
+     .reads_theta = true,
+     .grid_side = true,
+     .defaults = "hidden_size=768,num_attention_heads=16,num_hidden_layers=34,image_size=448,patch_size=14,"
+                 "rope_theta=10000.0",
+     .sources = "models/llama4/configuration_llama4.py and modeling_llama4.py transformers@decba1d2 "
+                "(Llama4VisionRotaryEmbedding: interleaved pairs, x then y, positions from 1, the class token last "
+                "with angle 0)"},
+}};
+
+/// The vision tower of a vision_config: by its model_type, else by the model_type of the config holding it;
+/// nullptr when neither names a rotary tower posenc knows.
+[[nodiscard]] inline const vision_tower* find_vision_tower(std::string_view vision_type, std::string_view outer_type) {
+  for (const auto& t : vision_towers)
+    if (!vision_type.empty() && detail::arch::in_list(t.model_types, vision_type)) return &t;
+  if (!vision_type.empty()) return nullptr;
+  for (const auto& t : vision_towers)
+    if (detail::arch::in_list(t.outer_types, outer_type)) return &t;
+  return nullptr;
+}
+
 /// The row for an HF model_type; `alibi` picks Falcon's ALiBi variant. nullptr when unknown.
 [[nodiscard]] inline const architecture* find_hf_architecture(std::string_view model_type, bool alibi = false) {
   for (const auto& a : detail::arch::table) {

@@ -19,6 +19,7 @@
 #include <posenc/encoders/temperature.hpp>
 #include <posenc/rope/config.hpp>
 #include <posenc/rope/mrope.hpp>
+#include <posenc/rope/vision_rope.hpp>
 
 namespace posenc::inline v0 {
 
@@ -69,13 +70,40 @@ struct deberta_spec {
   }
 };
 
+/// The rotary vision tower of a multimodal model (its vision_config): the vision_rope configuration its
+/// attention rotates with and the shapes the positions come from (rope/vision_positions.hpp). Every
+/// vision layer attends bidirectionally within an image / frame (window) with scale head_dim^-0.5.
+struct vision_spec {
+  std::string tower;        ///< vision_towers row ("Pixtral", "Qwen2.5-VL vision", ...)
+  vision_rope_config rope;  ///< head_dim, theta, convention (build posenc::vision_rope from it)
+  int depth = 0;            ///< vision layers
+  int num_heads = 0;
+  int patch_size = 0;
+  int patches_per_side = 0;     ///< image_size / patch_size (Pixtral, Llama 4), else 0
+  int spatial_merge_size = 1;   ///< Qwen: positions in merge-block order (vision_merged_positions)
+  int temporal_patch_size = 1;  ///< Qwen: frames per temporal patch
+  int window_size = 0;          ///< Qwen2.5-VL: window attention of window_size pixels (vision_window_index)
+  std::vector<int> fullatt_block_indexes{};  ///< Qwen2.5-VL: the layers that attend to the whole image
+  int learned_positions = 0;                 ///< Qwen3-VL: num_position_embeddings learned absolute positions added too
+  double softmax_scale = 0;                  ///< head_dim^-0.5
+  friend bool operator==(const vision_spec& a, const vision_spec& b) {
+    return a.tower == b.tower && a.rope.head_dim == b.rope.head_dim && a.rope.theta == b.rope.theta &&
+           a.rope.convention == b.rope.convention && a.depth == b.depth && a.num_heads == b.num_heads &&
+           a.patch_size == b.patch_size && a.patches_per_side == b.patches_per_side &&
+           a.spatial_merge_size == b.spatial_merge_size && a.temporal_patch_size == b.temporal_patch_size &&
+           a.window_size == b.window_size && a.fullatt_block_indexes == b.fullatt_block_indexes &&
+           a.learned_positions == b.learned_positions && a.softmax_scale == b.softmax_scale;
+  }
+};
+
 /// A model's positional configuration, layer by layer.
 struct layered_config {
   model_config base;               ///< what load_hf_config / load_gguf_config read (the full layers' RoPE)
   std::vector<layer_spec> layers;  ///< one per layer (num_hidden_layers / block_count)
   std::optional<mrope_spec> mrope{};
   std::optional<deberta_spec> deberta{};  ///< DeBERTa with relative_attention (positional deberta_relative)
-  bool attention_sinks = false;           ///< learned per-head sink logits in the softmax (gpt-oss)
+  std::optional<vision_spec> vision{};  ///< the rotary vision tower of a multimodal config (the text side is `layers`)
+  bool attention_sinks = false;         ///< learned per-head sink logits in the softmax (gpt-oss)
   positional_family positional = positional_family::none;
   std::string family;                           ///< the architecture-table row ("" when read generically)
   std::ptrdiff_t head_dim = 0;                  ///< per-head q/k width (0 when the config does not say)

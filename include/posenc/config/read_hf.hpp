@@ -5,7 +5,8 @@
 // num_heads, d_model, rotary_pct, rotary_emb_base, ...; aliases that disagree are a config_error
 // naming the second), and collects the RoPE parameters: legacy `rope_scaling`, transformers v5
 // `rope_parameters` (one object, or one per layer type). The two are merged when both are given
-// (equal values are fine, different ones a config_error). It interprets nothing: what a key means
+// (equal values are fine, different ones a config_error); a `vision_config` is kept as written for the
+// vision rule. It interprets nothing: what a key means
 // for a family is decided by the rules (config/rules.hpp).
 #pragma once
 
@@ -117,6 +118,7 @@ inline void read_rope_parameters(key_view& v) {
   for (const auto& m : text.members()) v.set(m.key, m.value, v.prefix + m.key);
   for (const auto& lk : logical_keys) detail::read::fold_aliases(v, lk);
   detail::read::read_rope_parameters(v);
+  if (const config_value* vc = root.find("vision_config"); vc && vc->is_object()) v.vision = *vc;
   return v;
 }
 

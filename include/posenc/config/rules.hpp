@@ -16,6 +16,7 @@
 #include <posenc/config/rules_attention.hpp>
 #include <posenc/config/rules_layers.hpp>
 #include <posenc/config/rules_rope.hpp>
+#include <posenc/config/rules_vision.hpp>
 #include <posenc/config/view.hpp>
 
 namespace posenc::inline v0::detail::rules {
@@ -206,6 +207,7 @@ inline layered_config load_layered(const key_view& in, const load_options& o) {
   if (out.positional == positional_family::alibi && !out.base.alibi) out.base.alibi = model_config::alibi_params{};
   out.head_dim = is_deberta(c) ? deberta_head_dim(c) : layer_head_dim(c, out.base);
   out.deberta = rule_deberta(c);
+  out.vision = rule_vision(c);
   if (is_deberta(c) && !out.deberta)  // without relative_attention: the learned absolute positions, if any
     out.positional = out.base.learned_offset ? positional_family::learned : positional_family::none;
   out.mrope = rule_mrope(c, ropes.full);

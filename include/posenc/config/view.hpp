@@ -70,6 +70,7 @@ struct key_view {
   std::map<std::string, std::string, std::less<>> spelling;  ///< logical name -> as spelled in the file
   std::vector<rope_entry> rope;                              ///< RoPE parameters per layer type ("" first when given)
   config_value tensors = config_value::object();             ///< GGUF RoPE tensors by name
+  config_value vision;  ///< HF `vision_config` of a multimodal model as written (null when absent)
   std::vector<std::string> warnings;
 
   [[nodiscard]] bool gguf() const noexcept { return format == "gguf"; }
