@@ -38,8 +38,53 @@ posenc::layered_config load_layered(const std::string& path, bool generic) {
   return posenc::load_hf_layered(posenc::parse_config_json(posenc::read_text_file(path), path), o);
 }
 
-py::object opt(const std::optional<double>& v) { return v ? py::object(py::float_(*v)) : py::none(); }
-py::object opt(const std::optional<std::int64_t>& v) { return v ? py::object(py::int_(*v)) : py::none(); }
+py::object opt(const std::optional<double>& v) {
+  return v ? py::object(py::float_(*v)) : py::none();
+}
+py::object opt(const std::optional<std::int64_t>& v) {
+  return v ? py::object(py::int_(*v)) : py::none();
+}
+
+py::object deberta_dict(const std::optional<posenc::deberta_spec>& d) {
+  if (!d) return py::none();
+  const auto& r = d->relative;
+  py::dict o;
+  o["c2p"] = r.c2p;
+  o["p2c"] = r.p2c;
+  o["position_buckets"] = r.position_buckets;
+  o["max_relative_positions"] = r.max_relative_positions;
+  o["buckets"] = r.position_buckets > 0 ? "log" : "clamp";
+  o["table_rows"] = r.table_rows();
+  o["share_att_key"] = d->share_att_key;
+  o["norm_rel_ebd"] = d->norm_rel_ebd;
+  o["position_biased_input"] = d->position_biased_input;
+  return o;
+}
+
+py::object vision_dict(const std::optional<posenc::vision_spec>& v) {
+  if (!v) return py::none();
+  using posenc::vision_rope_convention;
+  const auto c = v->rope.convention;
+  py::dict o;
+  o["tower"] = v->tower;
+  o["convention"] = c == vision_rope_convention::pixtral         ? "pixtral"
+                    : c == vision_rope_convention::llama4        ? "llama4"
+                    : c == vision_rope_convention::minimax_m3_vl ? "minimax_m3_vl"
+                                                                 : "qwen_vl";
+  o["head_dim"] = v->rope.head_dim;
+  o["theta"] = v->rope.theta;
+  o["depth"] = v->depth;
+  o["num_heads"] = v->num_heads;
+  o["patch_size"] = v->patch_size;
+  o["patches_per_side"] = v->patches_per_side;
+  o["spatial_merge_size"] = v->spatial_merge_size;
+  o["temporal_patch_size"] = v->temporal_patch_size;
+  o["window_size"] = v->window_size;
+  o["fullatt_block_indexes"] = v->fullatt_block_indexes;
+  o["learned_positions"] = v->learned_positions;
+  o["softmax_scale"] = v->softmax_scale;
+  return o;
+}
 
 py::dict layer_dict(const posenc::layer_spec& l, std::size_t i) {
   py::dict d;
@@ -56,9 +101,9 @@ py::dict layer_dict(const posenc::layer_spec& l, std::size_t i) {
   d["theta"] = l.rope ? py::object(py::float_(l.rope->theta)) : py::none();
   d["rope_type"] = l.rope ? py::object(py::str(posenc::scaling_type_name(l.rope->scaling))) : py::none();
   d["factor"] = l.rope ? opt(posenc::scaling_factor(l.rope->scaling)) : py::none();
-  d["layout"] = l.rope ? py::object(py::str(l.rope->layout == posenc::pairing::interleaved ? "interleaved"
-                                                                                          : "half_split"))
-                       : py::none();
+  d["layout"] = l.rope
+                    ? py::object(py::str(l.rope->layout == posenc::pairing::interleaved ? "interleaved" : "half_split"))
+                    : py::none();
   d["rotary_dim"] = rotary_dim;
   d["attention_scaling"] = attention_scaling;
   d["window"] = opt(l.window);
@@ -120,6 +165,12 @@ void init_config(py::module_& m) {
       .def_property_readonly("num_layers", [](const py_model_config& c) { return c.lc.layers.size(); })
       .def_property_readonly("attention_sinks", [](const py_model_config& c) { return c.lc.attention_sinks; })
       .def_property_readonly("warnings", [](const py_model_config& c) { return c.lc.warnings; })
+      .def_property_readonly(
+          "deberta", [](const py_model_config& c) { return deberta_dict(c.lc.deberta); },
+          "DeBERTa's relative attention (terms, buckets, table rows, projections) or None.")
+      .def_property_readonly(
+          "vision", [](const py_model_config& c) { return vision_dict(c.lc.vision); },
+          "The rotary vision tower (vision_rope convention, head_dim, theta, grid shapes) or None.")
       .def("encoder", &layer_encoder, "layer"_a,
            "The encoder of a layer (RoPE, mRoPE, a query temperature, their combination, or NoPE).")
       .def(
@@ -149,6 +200,8 @@ void init_config(py::module_& m) {
             d["positional"] = posenc::positional_name(c.lc.positional);
             d["head_dim"] = c.lc.head_dim;
             d["final_logit_softcap"] = opt(c.lc.final_logit_softcap);
+            d["deberta"] = deberta_dict(c.lc.deberta);
+            d["vision"] = vision_dict(c.lc.vision);
             d["warnings"] = c.lc.warnings;
             py::list layers;
             for (std::size_t i = 0; i < c.lc.layers.size(); ++i) layers.append(layer_dict(c.lc.layers[i], i));
@@ -157,8 +210,7 @@ void init_config(py::module_& m) {
           },
           "What `posenc model --json` prints, as a dict.")
       .def("__repr__", [](const py_model_config& c) {
-        return "<posenc model config " + c.lc.base.model_type + ", " + std::to_string(c.lc.layers.size()) +
-               " layers>";
+        return "<posenc model config " + c.lc.base.model_type + ", " + std::to_string(c.lc.layers.size()) + " layers>";
       });
   m.def(
       "load_config",

@@ -129,3 +129,22 @@ def test_unknown_model_type_needs_generic(tmp_path):
         posenc.load_config(str(p))
     cfg = posenc.load_config(str(p), generic=True)
     assert cfg.num_layers == 2 and cfg.encoder(0).name == "rope"
+
+
+def test_deberta_and_vision_sections(tmp_path):
+    conformance = os.path.join(GOLDEN, "conformance")
+    for name, section in (("deberta_v3_base.json", "deberta"), ("pixtral_12b.json", "vision")):
+        p = tmp_path / name
+        p.write_text(json.dumps(json.load(open(os.path.join(conformance, name)))["hf"]))
+        cfg = posenc.load_config(str(p))
+        assert getattr(cfg, section) == cfg.report()[section]
+        cli = os.environ.get("POSENC_CLI")
+        if cli:  # the report is what `posenc model --json` prints, these sections included
+            out = subprocess.run([cli, "model", "--config", str(p), "--json"], check=True, capture_output=True, text=True)
+            assert cfg.report() == json.loads(out.stdout)
+    assert cfg.vision["convention"] == "pixtral" and cfg.vision["patches_per_side"] == 64 and cfg.deberta is None
+    deb = posenc.load_config(str(tmp_path / "deberta_v3_base.json"))
+    assert deb.deberta["buckets"] == "log" and deb.deberta["table_rows"] == 512 and deb.vision is None
+    with pytest.raises(posenc.ConfigError, match="deberta_relative"):
+        deb.encoder(0)  # the relative tables are the model's weights
+    assert deb.options(0)["causal"] is False
