@@ -221,6 +221,101 @@ void BM_anchor_fma_peak(benchmark::State& state) {
   state.counters["width"] = w512 ? 512 : 256;
 }
 
+/// The FMA peak loop on range(0) threads at once (the pool's), wall time: the limit of the prefill rows
+/// run on that many threads.
+void BM_anchor_fma_peak_threads(benchmark::State& state) {
+  const std::int64_t n = 1 << 20;
+  const int threads = static_cast<int>(state.range(0));
+  const bool w512 = have_avx512();
+  auto task = [&](std::ptrdiff_t) { w512 ? fma_peak_loop(n) : fma_peak_loop_avx2(n); };
+  for (auto _ : state) pool(threads).run(threads, posenc::task_ref(task));
+  const double flops_per_iter = (w512 ? 24.0 * 32 : 12.0 * 16) * threads;
+  state.counters["GFLOPs"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * static_cast<double>(n) * flops_per_iter, benchmark::Counter::kIsRate);
+  state.counters["width"] = w512 ? 512 : 256;
+}
+
+// 24 independent vdpbf16ps chains (AVX512_BF16: 32 bf16 products summed pairwise into 16 fp32 lanes, 64
+// FLOPs an instruction), as fma_peak_loop. Only called where CPUID reports AVX512_BF16.
+__attribute__((target("avx512f,avx512bf16"), noinline)) void bfloat16_dot_peak_loop(std::int64_t n) {
+  const float x = 0.999f;
+  asm volatile(
+      "vbroadcastss %[x], %%zmm30\n\t"
+      "vmovaps %%zmm30, %%zmm31\n\t"
+      "vxorps %%zmm0, %%zmm0, %%zmm0\n\t"
+      "vxorps %%zmm1, %%zmm1, %%zmm1\n\t"
+      "vxorps %%zmm2, %%zmm2, %%zmm2\n\t"
+      "vxorps %%zmm3, %%zmm3, %%zmm3\n\t"
+      "vxorps %%zmm4, %%zmm4, %%zmm4\n\t"
+      "vxorps %%zmm5, %%zmm5, %%zmm5\n\t"
+      "vxorps %%zmm6, %%zmm6, %%zmm6\n\t"
+      "vxorps %%zmm7, %%zmm7, %%zmm7\n\t"
+      "vxorps %%zmm8, %%zmm8, %%zmm8\n\t"
+      "vxorps %%zmm9, %%zmm9, %%zmm9\n\t"
+      "vxorps %%zmm10, %%zmm10, %%zmm10\n\t"
+      "vxorps %%zmm11, %%zmm11, %%zmm11\n\t"
+      "vxorps %%zmm12, %%zmm12, %%zmm12\n\t"
+      "vxorps %%zmm13, %%zmm13, %%zmm13\n\t"
+      "vxorps %%zmm14, %%zmm14, %%zmm14\n\t"
+      "vxorps %%zmm15, %%zmm15, %%zmm15\n\t"
+      "vxorps %%zmm16, %%zmm16, %%zmm16\n\t"
+      "vxorps %%zmm17, %%zmm17, %%zmm17\n\t"
+      "vxorps %%zmm18, %%zmm18, %%zmm18\n\t"
+      "vxorps %%zmm19, %%zmm19, %%zmm19\n\t"
+      "vxorps %%zmm20, %%zmm20, %%zmm20\n\t"
+      "vxorps %%zmm21, %%zmm21, %%zmm21\n\t"
+      "vxorps %%zmm22, %%zmm22, %%zmm22\n\t"
+      "vxorps %%zmm23, %%zmm23, %%zmm23\n\t"
+      "1:\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm0\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm1\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm2\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm3\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm4\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm5\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm6\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm7\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm8\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm9\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm10\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm11\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm12\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm13\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm14\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm15\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm16\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm17\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm18\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm19\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm20\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm21\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm22\n\t"
+      "vdpbf16ps %%zmm30, %%zmm31, %%zmm23\n\t"
+      "dec %[n]\n\t"
+      "jnz 1b\n\t"
+      : [n] "+r"(n)
+      : [x] "m"(x)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+        "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm30",
+        "xmm31", "cc");
+}
+
+/// The vdpbf16ps peak on range(0) threads (wall time), counted as 64 FLOPs an instruction: the limit of
+/// the bfloat16 dot-product prefill rows. Skipped where the CPU lacks AVX512_BF16.
+void BM_anchor_bf16_dot_peak(benchmark::State& state) {
+  if (!have_avx512() || !posenc::kernels::has_extension(posenc::kernels::extension::avx512_bf16)) {
+    state.SkipWithError("no AVX512_BF16 on this CPU");
+    return;
+  }
+  const std::int64_t n = 1 << 20;
+  const int threads = static_cast<int>(state.range(0));
+  auto task = [&](std::ptrdiff_t) { bfloat16_dot_peak_loop(n); };
+  for (auto _ : state) pool(threads).run(threads, posenc::task_ref(task));
+  state.counters["GFLOPs"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(n) * 24.0 * 64 * threads,
+                         benchmark::Counter::kIsRate);
+}
+
 /// Reads range(0) MiB (the decode K+V bytes) on range(1) threads, in 64 fixed pieces, with the
 /// read_anchor variant of range(2) streams and range(3) bytes of prefetch distance.
 void BM_anchor_read_bw(benchmark::State& state) {
@@ -362,6 +457,48 @@ void prefill(benchmark::State& state, const E& enc, int threads, std::optional<d
   const double flops = 4.0 * static_cast<double>(S) * static_cast<double>(S) * kD / 2;
   state.counters["GFLOPs"] =
       benchmark::Counter(static_cast<double>(state.iterations()) * flops, benchmark::Counter::kIsRate);
+}
+
+/// Prefill as an engine runs it: causal S x S (S = range(0)), 32 q / 8 kv heads, D 128, on range(1) threads
+/// (wall time), K and V stored as T and q holding values of T (widened to the fp32 q the call takes).
+/// bfloat16 takes its dot-product kernels where the CPU has AVX512_BF16 unless !bf16_dot (the exact ones).
+template <class T>
+void prefill_gqa(benchmark::State& state, bool bf16_dot = true) {
+  const auto S = static_cast<std::ptrdiff_t>(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  constexpr std::ptrdiff_t Hq = 32, Hkv = 8;
+  const auto qt = filled<T>(static_cast<std::size_t>(S * Hq * kD), 1, 1);
+  std::vector<float> q(qt.size()), out(qt.size());
+  std::transform(qt.begin(), qt.end(), q.begin(), [](T x) { return static_cast<float>(x); });
+  const auto k = filled<T>(static_cast<std::size_t>(S * Hkv * kD), 1, 2), v = filled<T>(k.size(), 1, 3);
+  posenc::attention_workspace ws;
+  const posenc::fast_attention_options f{
+      .executor = pool(threads).as_parallel_for(), .workspace = &ws, .bf16_dot_products = bf16_dot};
+  using tv = posenc::tensor_view<const T>;
+  for (auto _ : state) {
+    posenc::attention(posenc::tensor_view<const float>::thd(q.data(), S, Hq, kD), tv::thd(k.data(), S, Hkv, kD),
+                      tv::thd(v.data(), S, Hkv, kD), posenc::tensor_view<float>::thd(out.data(), S, Hq, kD),
+                      posenc::no_position{}, {.causal = true}, f);
+    benchmark::DoNotOptimize(out.data());
+  }
+  const double flops = 4.0 * static_cast<double>(S) * static_cast<double>(S) * kD / 2 * Hq;
+  state.counters["GFLOPs"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * flops, benchmark::Counter::kIsRate);
+}
+void BM_prefill_gqa_fp32(benchmark::State& s) {
+  prefill_gqa<float>(s);
+}
+/// bfloat16 K/V on the AVX512_BF16 dot products (the default where the CPU has them).
+void BM_prefill_gqa_bf16_dot(benchmark::State& s) {
+  prefill_gqa<posenc::bfloat16>(s);
+}
+/// bfloat16 K/V on the exact kernels (fast_attention_options::bf16_dot_products = false).
+void BM_prefill_gqa_bf16(benchmark::State& s) {
+  prefill_gqa<posenc::bfloat16>(s, false);
+}
+/// float16 K/V (widened to fp32 once per tile).
+void BM_prefill_gqa_f16(benchmark::State& s) {
+  prefill_gqa<posenc::float16>(s);
 }
 
 posenc::t5_bias make_t5() {
@@ -770,6 +907,18 @@ BENCHMARK(BM_prefill_alibi)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_t5)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_shaw_kv)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_none_2threads)->Arg(kPrefill)->UseRealTime()->Unit(benchmark::kMillisecond);
+#if defined(__x86_64__)
+BENCHMARK(BM_anchor_fma_peak_threads)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_anchor_bf16_dot_peak)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+#endif
+// prefill as engines run it (32 q / 8 kv heads), fp32, bfloat16 and float16 K/V, 1 and 2 threads
+static void gqa_shapes(benchmark::internal::Benchmark* b) {
+  b->Args({kPrefill, 1})->Args({kPrefill, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+BENCHMARK(BM_prefill_gqa_fp32)->Apply(gqa_shapes);
+BENCHMARK(BM_prefill_gqa_bf16_dot)->Apply(gqa_shapes);
+BENCHMARK(BM_prefill_gqa_bf16)->Apply(gqa_shapes);
+BENCHMARK(BM_prefill_gqa_f16)->Apply(gqa_shapes);
 BENCHMARK(BM_prefill_eigen)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_sdpa)->Arg(kPrefill)->Iterations(1)->Unit(benchmark::kMillisecond);
 // decode: kCached tokens (K+V from DRAM, against the read loop) on 1 and 2 threads, and kInCache tokens

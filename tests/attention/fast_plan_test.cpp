@@ -265,12 +265,26 @@ TEST_CASE("plan: bfloat16 in-place kernels", "[attention][fast][plan]") {
   in.D = in.Dv = 48;  // not a multiple of 32
   CHECK_FALSE(plan_of(in).dot_qk);
   CHECK_FALSE(plan_of(in).dot_pv);
-  in = shape(1, 64, 4096, 8, 8);  // prefill: never
+  in = shape(1, 64, 4096, 8, 2);  // prefill: pair tiles, q rows rounded once per call
   in.k_bf16 = in.v_bf16 = in.bf16_dot_kernels = true;
   const fd::plan pre = plan_of(in);
-  CHECK_FALSE(pre.dot_qk);
-  CHECK_FALSE(pre.prep_q);
+  CHECK(pre.path == fd::kv_path::prefill);
+  CHECK(pre.dot_qk);
+  CHECK(pre.dot_pv);
+  CHECK(pre.prep_q);
   CHECK_FALSE(pre.merge_o);
+  CHECK(pre.TQ == 32);  // 128 rows per item (G = 4)
+  CHECK(pre.TK == 64);
+  const fd::plan pre_exact = plan_of(in, {}, {.bf16_dot_products = false});
+  CHECK_FALSE(pre_exact.dot_qk);
+  CHECK_FALSE(pre_exact.prep_q);  // float tiles: q read as it is
+  CHECK(pre_exact.TQ == 16);
+  CHECK(pre_exact.TK == 64);
+  in.v_dim_unit = false;  // strided values: widened to float tiles, keys still in pairs
+  CHECK_FALSE(plan_of(in).dot_pv);
+  CHECK(plan_of(in).dot_qk);
+  in.backward = true;  // the backward's products read float tiles
+  CHECK_FALSE(plan_of(in).dot_qk);
 }
 
 TEST_CASE("plan: a multi-sequence call hands out its work items longest first", "[attention][fast][plan]") {

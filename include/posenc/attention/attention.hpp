@@ -20,7 +20,7 @@
 // With logit soft-capping the bound is the same, A still the UNcapped max |logit|: c tanh(l / c) is
 // 1-Lipschitz in l, so it only shrinks the dot-product errors, and the vectorised tanh is within
 // 2.5e-7 (relative) of tanh (tests/attention/semantics_test.cpp checks the bound on every ISA).
-// Except: bfloat16 K/V on the decode path of AVX512_BF16 CPUs take the bf16 dot products by default
+// Except: bfloat16 K/V on AVX512_BF16 CPUs take the bf16 dot products by default, decode and prefill
 // (fast_attention_options::bf16_dot_products), which round q and the probabilities to bfloat16: bound
 // 2^-8 * (1 + A) * max_j |v_j| + (Sk + 2) * 2^-126 there (subnormals flushed), so such CPUs differ
 // from others by up to that much;

@@ -372,12 +372,17 @@ void end_item(const forward_call<E, TK, TV>& c, item_state& it) {
 /// The K/V tile load of the prefill path: keys j0 .. j0 + nk - 1 of kv head g converted to float,
 /// K transposed into kt [D][TK] (columns from nk on zeroed) and V into vt [nk][dvp], by the storage
 /// records' pack_kt and pack_v (fast/call.hpp).
+/// A record with its own tile form (pv_tile: V pairs along keys) packs the tile in one call, from a copy
+/// when the tile spans blocks of a paged cache.
 template <class E, class TK, class TV>
-void load_kv_tile(const forward_call<E, TK, TV>& c, std::ptrdiff_t b, std::ptrdiff_t g, std::ptrdiff_t j0, int nk,
-                  float* kt, float* vt) {
+void load_kv_tile(const forward_call<E, TK, TV>& c, attention_scratch& sc, std::ptrdiff_t b, std::ptrdiff_t g,
+                  std::ptrdiff_t j0, int nk, float* kt, float* vt) {
   const plan& p = c.p;
   pack_tile<true>(c.k_ops, c.k, b, g, j0, nk, p.D, kt, p.TK);
-  pack_tile<false>(c.v_ops, c.v, b, g, j0, nk, p.Dv, vt, p.dvp);
+  if (c.v_ops.pv_tile != nullptr)
+    c.v_ops.pack_v(decode_tile(c.v, b, j0, nk, g, 1, p.Dv, sc.v_stage), static_cast<int>(p.Dv), vt, p.dvp);
+  else
+    pack_tile<false>(c.v_ops, c.v, b, g, j0, nk, p.Dv, vt, p.dvp);
   if (nk < p.TK)
     for (std::ptrdiff_t d = 0; d < p.D; ++d) std::fill(kt + d * p.TK + nk, kt + (d + 1) * p.TK, 0.0f);
 }
@@ -433,43 +438,50 @@ void add_p2c_tile(const forward_call<E, TK, TV>& c, item_state& it, attention_sc
 }
 
 /// A prefill work item (kv_path::prefill, one kv head): per key tile, classify, load and pack K/V
-/// once for all G nq rows, QK^T, softmax_tile, PV on the packed V.
+/// once for all G nq rows, QK^T, softmax_tile, PV on the packed V; the products of the K / V record's
+/// own tile form where it has one (bfloat16 pair tiles on vdpbf16ps), else the float tile record's.
 template <class E, class TK, class TV>
 void prefill_item(const forward_call<E, TK, TV>& c, detail::attention_scratch& sc, const work_item& w) {
   const plan& p = c.p;
   item_state it = begin_item(c, sc, w);
   const std::ptrdiff_t TK_ = p.TK, dvp = p.dvp, nq = it.nq;
+  const auto qk = c.k_ops.qk_tile != nullptr ? c.k_ops.qk_tile : c.tiles.qk_packed;
+  const auto pv = c.v_ops.pv_tile != nullptr ? c.v_ops.pv_tile : c.tiles.pv_packed;
+  const auto nonfinite = [&](std::ptrdiff_t j0, int j) {  // key j0 + j's value (its row when the tile is pairs)
+    return c.v_ops.pv_tile != nullptr ? any_nonfinite(c.v.row(w.b, j0 + j, it.g), p.Dv)
+                                      : any_nonfinite(it.vt + j * dvp, p.Dv);
+  };
   for_each_key_tile(c, it, [&](const tile_summary& ks, tile_class cls, std::ptrdiff_t j0, int nk) {
-    load_kv_tile(c, w.b, it.g, j0, nk, it.kt, it.vt);
-    c.tiles.qk_packed({.q = it.rows,
-                       .rows = static_cast<int>(it.R),
-                       .dim = static_cast<int>(p.D),
-                       .scale = c.scale,
-                       .kt = {it.kt, TK_},
-                       .s = {it.s, TK_}});
+    load_kv_tile(c, sc, w.b, it.g, j0, nk, it.kt, it.vt);
+    qk({.q = c.k_ops.qk_tile != nullptr ? it.kq : it.rows,
+        .rows = static_cast<int>(it.R),
+        .dim = static_cast<int>(p.D),
+        .scale = c.scale,
+        .kt = {it.kt, TK_},
+        .s = {it.s, TK_}});
     if constexpr (any_leaf_relative_query<E>()) add_p2c_tile(c, it, sc, ks, j0, nk);
     softmax_tile(c, it, ks, cls, j0, nk);
     // A masked key has p = 0, but 0 x Inf / NaN is NaN: when a key masked for some row holds a value
     // that is not finite, each row takes its visible keys only (runs of them, per query token).
-    if (cls == tile_class::partial &&
-        any_masked_key(it.mk, nq, TK_, nk, [&](int j) { return any_nonfinite(it.vt + j * dvp, p.Dv); }))
+    if (cls == tile_class::partial && any_masked_key(it.mk, nq, TK_, nk, [&](int j) { return nonfinite(j0, j); }))
       for_visible_runs(it.mk, nq, TK_, nk, [&](std::ptrdiff_t t, int a, int e) {
-        c.tiles.pv_packed({.p = it.s + t * TK_ + a,
-                           .row_stride = nq * TK_,
-                           .rows = static_cast<int>(p.G),
-                           .keys = e - a,
-                           .vt = {it.vt + a * dvp, dvp},
-                           .cols = static_cast<int>(dvp),
-                           .o = {it.o + t * dvp, nq * dvp}});
+        pv({.p = it.s + t * TK_ + a,
+            .row_stride = nq * TK_,
+            .rows = static_cast<int>(p.G),
+            .keys = e - a,
+            .vt = {it.vt, dvp},
+            .cols = static_cast<int>(dvp),
+            .o = {it.o + t * dvp, nq * dvp},
+            .first = a});
       });
     else
-      c.tiles.pv_packed({.p = it.s,
-                         .row_stride = TK_,
-                         .rows = static_cast<int>(it.R),
-                         .keys = nk,
-                         .vt = {it.vt, dvp},
-                         .cols = static_cast<int>(dvp),
-                         .o = {it.o, dvp}});
+      pv({.p = it.s,
+          .row_stride = TK_,
+          .rows = static_cast<int>(it.R),
+          .keys = nk,
+          .vt = {it.vt, dvp},
+          .cols = static_cast<int>(dvp),
+          .o = {it.o, dvp}});
   });
   end_item(c, it);
 }

@@ -36,17 +36,18 @@ struct fast_attention_options {
   /// Largest per-head distance table (heads x distances) the distance-bias path builds; a call that
   /// sees a wider distance range evaluates such biases through the general per-tile path.
   std::ptrdiff_t max_bias_table = std::ptrdiff_t{1} << 22;
-  /// bfloat16 K/V on the decode-shaped (in-place) path: use the CPU's bf16 dot product (AVX512_BF16
-  /// vdpbf16ps) where it has one, with D / Dv multiples of 32. On by default there: q and the
+  /// bfloat16 K/V: use the CPU's bf16 dot product (AVX512_BF16 vdpbf16ps) where it has one, with D / Dv
+  /// multiples of 32, on the decode-shaped (in-place) path and on the prefill (packed) path (K and V
+  /// rows with a unit dim stride; never in the backward). On by default there: q and the
   /// probabilities are rounded to bfloat16 before the products, so the bound is
   /// |out - sdpa| <= 2^-8 (1 + A) max |v| instead of 5e-7 (1 + A) max |v| (fast/x86/avx512_bf16-inl.hpp),
   /// the same order as the bfloat16 rounding the keys and values already carry (2^-9), and the result
   /// differs between CPUs with and without the instruction by up to that bound (never between thread
   /// counts). In exchange a decode step takes about half the instructions per cached byte (measured
-  /// 1.2x at DRAM size, 1.2-1.45x in cache on Zen 4; docs/performance.md). false: the exact path
-  /// everywhere (bf16 widened to float, fp32 products: the 5e-7 bound, the same answer on every ISA).
-  /// Ignored (the exact kernels run) where the CPU lacks the instruction, for float/float16 storage,
-  /// and on the packed (prefill) path.
+  /// 1.2x at DRAM size, 1.2-1.45x in cache on Zen 4) and a prefill score about half the product
+  /// instructions (docs/performance.md). false: the exact path everywhere (bf16 widened to float, fp32
+  /// products: the 5e-7 bound, the same answer on every ISA). Ignored (the exact kernels run) where the
+  /// CPU lacks the instruction and for float/float16 storage.
   bool bf16_dot_products = true;
   /// q8_0 keys on the decode-shaped (in-place) path: integer dot products (vpdpbusd: AVX512_VNNI on the
   /// AVX-512 kernels, AVX-VNNI on the AVX2 ones) where the CPU has them, with D a multiple of 32. On by default there:

@@ -63,8 +63,9 @@ struct plan {
   std::ptrdiff_t chunks = 1, chunk_tiles = 0;
   std::ptrdiff_t rows_max = 0;  // rows of the largest item: gpi G min(TQ, Sq)
   bool causal_bound = false;    // causal with default positions: tiles past a tile's last query left out
-  // bfloat16 on the decode path: AVX512_BF16 dot products for QK^T / PV; q rows prepared once per call
-  // for the key kernel (pair order or rounded); o rows put back from pair order after the last tile.
+  // bfloat16: AVX512_BF16 dot products for QK^T / PV (decode: in place; prefill: on pair tiles); q rows
+  // prepared once per call for the key kernel (pair order or rounded); decode's o rows put back from
+  // pair order after the last tile.
   bool dot_qk = false, dot_pv = false, prep_q = false, merge_o = false;
   // q8_0 keys on the decode path: vpdpbusd integer dot products on q rows quantised once per call
   bool dot_q8 = false;
@@ -132,7 +133,6 @@ struct plan {
   }
   // About 64 rows per work item whatever the GQA group size.
   p.TQ = f.query_tile > 0 ? f.query_tile : static_cast<int>(std::max<std::ptrdiff_t>(1, 64 / p.G));
-  p.nqt = (p.Sq + p.TQ - 1) / p.TQ;
   // Packing a K/V tile pays off once 16 rows share it; strided dims are packed whatever the rows; the
   // backward packs every tile (its products read K, V and K^T as packed matrices).
   // DeBERTa's p2c term reads the packed K tile (k . aQ per key tile): always packed.
@@ -146,11 +146,18 @@ struct plan {
   // they asked for head 0's rows only, and the other heads ran on the hardware prefetcher: 0.6x the
   // one-core rate from DRAM.
   p.gpi = prefill || in.k_head_major ? 1 : p.Hkv;
-  const bool dot = !prefill && in.bf16_dot_kernels && f.bf16_dot_products;
-  p.dot_qk = dot && in.k_bf16 && p.D % 32 == 0;
-  p.dot_pv = dot && in.v_bf16 && p.Dv % 32 == 0;
+  // bfloat16 on vdpbf16ps: in place (decode) or on pair tiles (prefill, unit dim strides; never the
+  // backward; keys stay float tiles where DeBERTa's p2c term reads the packed K tile)
+  const bool dot = !in.backward && in.bf16_dot_kernels && f.bf16_dot_products;
+  p.dot_qk = dot && in.k_bf16 && p.D % 32 == 0 && in.k_dim_unit && !hk.relative_query;
+  p.dot_pv = dot && in.v_bf16 && p.Dv % 32 == 0 && in.v_dim_unit;
   p.dot_q8 = !prefill && in.q8_dot_kernels && f.q8_0_int8_dot_products && in.k_q8 && p.D % 32 == 0;
-  p.prep_q = !prefill && (in.k_bf16 || p.dot_q8);
+  p.prep_q = prefill ? p.dot_qk : in.k_bf16 || p.dot_q8;
+  // The pair tiles' products take half the time of the float ones: about 128 rows per work item share
+  // each packed tile instead of 64, so the packing stays a small part of them.
+  if (prefill && (p.dot_qk || p.dot_pv) && f.query_tile == 0)
+    p.TQ = static_cast<int>(std::max<std::ptrdiff_t>(1, 128 / p.G));
+  p.nqt = (p.Sq + p.TQ - 1) / p.TQ;
   p.merge_o = !prefill && in.v_bf16 && !p.dot_pv;
   // Decode: V rows prefetched during QK^T stay in L2 for PV at 64 keys (16 / 32 / 128: no faster).
   p.TK = prefill ? f.key_tile : 64;

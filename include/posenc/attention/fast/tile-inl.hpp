@@ -359,10 +359,11 @@ static POSENC_FORCE_INLINE void pv_strided(const float* p, std::ptrdiff_t ps, st
 // The packed PV of fast/tile_kernels.hpp: the forward's layout (key stride 1, accumulating) runs the
 // kernel compiled for it, any other the strided one; both form the same products in the same order.
 static inline void pv_packed(const packed_pv& a) {
+  const float* vt = a.vt.p + a.first * a.vt.stride;
   if (a.key_stride == 1 && a.accumulate)
-    pv_strided(a.p, a.row_stride, 1, a.rows, a.vt.p, a.vt.stride, a.keys, a.cols, a.o.p, a.o.stride, true);
+    pv_strided(a.p, a.row_stride, 1, a.rows, vt, a.vt.stride, a.keys, a.cols, a.o.p, a.o.stride, true);
   else
-    pv_strided(a.p, a.row_stride, a.key_stride, a.rows, a.vt.p, a.vt.stride, a.keys, a.cols, a.o.p, a.o.stride,
+    pv_strided(a.p, a.row_stride, a.key_stride, a.rows, vt, a.vt.stride, a.keys, a.cols, a.o.p, a.o.stride,
                a.accumulate);
 }
 

@@ -81,9 +81,10 @@ struct packed_qk {
   float_rows<float> s{};
 };
 
-/// PV on a packed value tile: o[r][c] (+)= sum_{j < keys} p[r row_stride + j key_stride] vt[j][c] for
-/// c < cols (a multiple of 64), o overwritten unless `accumulate`. key_stride 1 is the forward's
-/// layout; row_stride 1 reads p transposed (the backward's P^T dO and dS^T Q).
+/// PV on a packed value tile: o[r][c] (+)= sum_{j < keys} p[r row_stride + j key_stride] vt[first + j][c]
+/// for c < cols (a multiple of 64), o overwritten unless `accumulate`. key_stride 1 is the forward's
+/// layout; row_stride 1 reads p transposed (the backward's P^T dO and dS^T Q). vt is the whole tile and
+/// p points at key `first` (a run of keys of a tile; the forward's rows with masked non-finite values).
 struct packed_pv {
   const float* p = nullptr;
   std::ptrdiff_t row_stride = 0, key_stride = 1;
@@ -92,6 +93,7 @@ struct packed_pv {
   int cols = 0;
   float_rows<float> o{};
   bool accumulate = true;
+  int first = 0;
 };
 
 /// The operations on float tiles, whatever the storage: the packed products and the row operations
@@ -114,8 +116,13 @@ struct float_tile_kernels {
 template <class T>
 struct storage_kernels {
   // prefill: keys [0, k.keys) of head 0 of the tile, kt[d ld + j] = k_j[d] / vt[j ld + d] = v_j[d]
+  // (float tiles), or the tile form of the record's qk_tile / pv_tile where it has them
   void (*pack_kt)(const tile_rows<T>& k, int dim, float* kt, std::ptrdiff_t ld) = nullptr;
   void (*pack_v)(const tile_rows<T>& v, int dim, float* vt, std::ptrdiff_t ld) = nullptr;
+  // prefill products on the record's own packed tiles (packed_qk / packed_pv's contracts, q rows from
+  // prep_q, PV in the forward's layout); null: the float tile record's qk_packed / pv_packed
+  void (*qk_tile)(const packed_qk&) = nullptr;
+  void (*pv_tile)(const packed_pv&) = nullptr;
   // decode: the products read in place
   void (*qk)(const qk_in_place&, const tile_rows<T>& k) = nullptr;
   void (*pv)(const pv_in_place&, const tile_rows<T>& v) = nullptr;

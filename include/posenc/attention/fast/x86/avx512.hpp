@@ -38,7 +38,11 @@ static constexpr void dot_forms(attention_kernels& t);
 #undef POSENC_ATTENTION_OPS_REGION
 
 static constexpr void dot_forms(attention_kernels& t) {
-  t.bf16_dot = t.bf16;  // the prefill loads widen as bfloat16's (the products run on the decode path)
+  t.bf16_dot = t.bf16;
+  t.bf16_dot.pack_kt = &pack_kt_bf16_dot;  // prefill: pair tiles and their products
+  t.bf16_dot.pack_v = &pack_v_bf16_dot;
+  t.bf16_dot.qk_tile = &qk_tile_bf16_dot;
+  t.bf16_dot.pv_tile = &pv_tile_bf16_dot;
   t.bf16_dot.qk = &qk_heads_bf16_dot;
   t.bf16_dot.pv = &pv_heads_bf16_dot;
   t.bf16_dot.prep_q = &round_q_bf16_dot;
