@@ -83,6 +83,118 @@ POSENC_OPS_INLINE void load_row(const T* x, V* in) noexcept {
   }
 }
 
+/// The angle vectors of a row whose rotary slice is NB blocks of two vectors, built once into
+/// registers: half-split as loaded (sines negated for the inverse), interleaved duplicated per pair
+/// with the even lanes' sines negated (the odd lanes' for the inverse).
+template <int NB, pairing Layout, bool Inverse, storage_type T, class C, class V>
+POSENC_OPS_INLINE void regs_angles(const T* s, const C* cos, const C* sin, V (&c)[2 * NB], V (&sn)[2 * NB]) noexcept {
+  constexpr int step = Layout == pairing::half_split ? 2 * lanes<T> : lanes<T>;
+  for (int b = 0; b < NB; ++b) {
+    if constexpr (Layout == pairing::half_split) {
+      pair_angles(s, cos + b * step, c[2 * b], c[2 * b + 1]), pair_angles(s, sin + b * step, sn[2 * b], sn[2 * b + 1]);
+      if constexpr (Inverse)
+        sn[2 * b] = flip(sn[2 * b], sign_mask(V{}, true)), sn[2 * b + 1] = flip(sn[2 * b + 1], sign_mask(V{}, true));
+    } else {
+      const V odd = Inverse ? flip(even_sign(V{}), sign_mask(V{}, true)) : even_sign(V{});
+      dup_angles(s, cos + b * step, c[2 * b], c[2 * b + 1]), dup_angles(s, sin + b * step, sn[2 * b], sn[2 * b + 1]);
+      sn[2 * b] = flip(sn[2 * b], odd), sn[2 * b + 1] = flip(sn[2 * b + 1], odd);
+    }
+  }
+}
+
+/// Interleaved rows, src and dst alike, pairs inside every aligned vector (even shift): the rows are
+/// one stream of aligned vectors, vector j of a row (from element j*L - shift) taking the row's angle
+/// vectors realigned the same way. The first and last vectors are partial (masked).
+template <int R, bool Fused, storage_type T, class V, class I>
+POSENC_OPS_INLINE void regs_interleaved_aligned(const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds,
+                                                std::ptrdiff_t n, const V (&c)[R], const V (&sn)[R], int shift,
+                                                I to_mem) noexcept {
+  constexpr int L = lanes<T>;
+  if (shift == 0) {  // aligned rows: the angle vectors as built, no partial vectors
+    for (std::ptrdiff_t i = 0; i < n; ++i, s += ss, d += ds) {
+      for (int j = 0; j < R; ++j) {
+        const V x = in_register(load_aligned(s + j * L));
+        store_aligned(d + j * L, rot_sum<Fused>(x, c[j], swap_pairs(x), sn[j]));
+      }
+    }
+    return;
+  }
+  V cw[R], sw[R];
+  for (int j = 0; j < R; ++j) {
+    cw[j] = realign(c[(j + R - 1) % R], c[j], to_mem), sw[j] = realign(sn[(j + R - 1) % R], sn[j], to_mem);
+  }
+  const T* u = s - shift;
+  T* w = d - shift;
+  V x = load_lanes_from(u, shift);
+  store_lanes_from(w, rot_sum<Fused>(x, cw[0], swap_pairs(x), sw[0]), shift);
+  for (int j = 1; j < R; ++j) {  // constant bounds: the angle vectors stay in registers
+    x = in_register(load_aligned(u + j * L));
+    store_aligned(w + j * L, rot_sum<Fused>(x, cw[j], swap_pairs(x), sw[j]));
+  }
+  for (std::ptrdiff_t i = 1; i < n; ++i) {
+    u += ss, w += ds;
+    for (int j = 0; j < R; ++j) {
+      x = in_register(load_aligned(u + j * L));
+      store_aligned(w + j * L, rot_sum<Fused>(x, cw[j], swap_pairs(x), sw[j]));
+    }
+  }
+  u += ss, w += ds;
+  x = load_lanes_below(u, shift);
+  store_lanes_below(w, rot_sum<Fused>(x, cw[0], swap_pairs(x), sw[0]), shift);
+}
+
+/// Half-split rows, exact, src and dst alike, shift > 0: aligned vectors too (3R registers). Vector
+/// m's partners lie R/2 vectors ahead (first-half lanes) and behind (second-half lanes; the two meet
+/// in the vectors at j = 0 and R/2 of a row). Each vector is loaded once, R/2 steps before its own
+/// step, and kept R steps: as the partner ahead, itself, then the original partner behind (in place,
+/// its memory is overwritten by then). out = x*c + partner*(-+s): the oracle's two products and sum
+/// (a - b = a + -b exactly). c and sn hold the R/2 angle vectors of a half.
+template <int R, storage_type T, class V, class I>
+POSENC_OPS_INLINE void regs_half_split_aligned(const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds, std::ptrdiff_t n,
+                                               const V (&c)[R / 2], const V (&sn)[R / 2], int shift,
+                                               I to_mem) noexcept {
+  constexpr int L = lanes<T>, H = R / 2;
+  V cw[R], sw[R], W[R];
+  for (int j = 0; j < R; ++j) {
+    const int p = (j + R - 1) % R;
+    const V sj = j < H ? flip(sn[j], sign_mask(V{}, true)) : sn[j - H];
+    const V sp = p < H ? flip(sn[p], sign_mask(V{}, true)) : sn[p - H];
+    cw[j] = realign(c[p % H], c[j % H], to_mem), sw[j] = realign(sp, sj, to_mem);
+  }
+  const T* u = s - shift;
+  T* w = d - shift;
+  W[0] = load_lanes_from(u, shift);
+  for (int j = 1; j < H; ++j) W[j] = in_register(load_aligned(u + j * L));
+  for (int j = H; j < R; ++j) W[j] = V{};
+  const auto at = [&](auto jc, const T* ahead_at, bool last_row) POSENC_OPS_LAMBDA_INLINE {
+    constexpr int j = decltype(jc)::value, slot = (j + H) % R;
+    const V behind = W[slot];
+    V ahead{};
+    if (!last_row || j < H)
+      ahead = in_register(load_aligned(ahead_at));
+    else if (j == H)
+      ahead = load_lanes_below(ahead_at, shift);
+    W[slot] = ahead;
+    const V x = W[j];
+    const V partner = j == 0   ? blend_from(behind, ahead, shift)
+                      : j == H ? blend_from(ahead, behind, shift)
+                      : j < H  ? ahead
+                               : behind;
+    return add(mul_rounded(x, cw[j]), mul_rounded(partner, sw[j]));
+  };
+  for (std::ptrdiff_t i = 0; i < n; ++i, u += ss, w += ds) {
+    const bool last_row = i + 1 == n;
+    [&]<int... J>(std::integer_sequence<int, J...>) POSENC_OPS_LAMBDA_INLINE {
+      ((J == 0 && i == 0 ? store_lanes_from(w, at(std::integral_constant<int, J>{}, u + (J + H) * L, last_row), shift)
+                         : store_aligned(w + J * L, at(std::integral_constant<int, J>{}, u + (J + H) * L, last_row))),
+       ...);
+    }
+    (std::make_integer_sequence<int, R>{});
+  }
+  // The last vector: the last row's final `shift` lanes (second half: partner behind).
+  store_lanes_below(w, add(mul_rounded(W[0], cw[0]), mul_rounded(W[H], sw[0])), shift);
+}
+
 /// n rows of one token whose whole rotary slice is NB blocks of two vectors (P = NB * step): the
 /// angle vectors of the row (duplicated and sign-flipped for interleaved) are built once into
 /// registers, then every row streams through them in one pass. Decode (one position, every head)
@@ -103,111 +215,19 @@ template <int NB, pairing Layout, bool Inverse, bool Fused, storage_type T, clas
 POSENC_OPS_INLINE void rotate_heads_regs(const T* s, T* d, std::ptrdiff_t ss, std::ptrdiff_t ds, std::ptrdiff_t n,
                                          const C* cos, const C* sin, int shift) noexcept {
   using V = vec<T>;
-  constexpr int L = lanes<T>, step = Layout == pairing::half_split ? 2 * L : L;
+  constexpr int L = lanes<T>;
   constexpr int R = Layout == pairing::half_split ? 4 * NB : 2 * NB;  // vectors per row
   V c[2 * NB], sn[2 * NB];
-  for (int b = 0; b < NB; ++b) {
-    if constexpr (Layout == pairing::half_split) {
-      pair_angles(s, cos + b * step, c[2 * b], c[2 * b + 1]), pair_angles(s, sin + b * step, sn[2 * b], sn[2 * b + 1]);
-      if constexpr (Inverse)
-        sn[2 * b] = flip(sn[2 * b], sign_mask(V{}, true)), sn[2 * b + 1] = flip(sn[2 * b + 1], sign_mask(V{}, true));
-    } else {
-      const V odd = Inverse ? flip(even_sign(V{}), sign_mask(V{}, true)) : even_sign(V{});
-      dup_angles(s, cos + b * step, c[2 * b], c[2 * b + 1]), dup_angles(s, sin + b * step, sn[2 * b], sn[2 * b + 1]);
-      sn[2 * b] = flip(sn[2 * b], odd), sn[2 * b + 1] = flip(sn[2 * b + 1], odd);
-    }
-  }
+  regs_angles<NB, Layout, Inverse>(s, cos, sin, c, sn);
   V in[R], r[R];
   if constexpr (has_realign && std::is_same_v<T, C>) {
     const auto to_mem = realign_index(V{}, shift);
     const bool same = shift >= 0 && ss == ds &&
                       reinterpret_cast<std::uintptr_t>(s) % vector_bytes == static_cast<std::size_t>(shift) * sizeof(T);
-    if (Layout == pairing::interleaved && same && shift % 2 == 0) {
-      // Interleaved, src and dst alike, pairs inside every aligned vector: the rows are one stream
-      // of aligned vectors, vector j of a row (from element j*L - shift) taking the row's angle
-      // vectors realigned the same way. The first and last vectors are partial (masked).
-      if (shift == 0) {  // aligned rows: the angle vectors as built, no partial vectors
-        for (std::ptrdiff_t i = 0; i < n; ++i, s += ss, d += ds) {
-          for (int j = 0; j < R; ++j) {
-            const V x = in_register(load_aligned(s + j * L));
-            store_aligned(d + j * L, rot_sum<Fused>(x, c[j], swap_pairs(x), sn[j]));
-          }
-        }
-        return;
-      }
-      V cw[R], sw[R];
-      for (int j = 0; j < R; ++j) {
-        cw[j] = realign(c[(j + R - 1) % R], c[j], to_mem), sw[j] = realign(sn[(j + R - 1) % R], sn[j], to_mem);
-      }
-      const T* u = s - shift;
-      T* w = d - shift;
-      V x = load_lanes_from(u, shift);
-      store_lanes_from(w, rot_sum<Fused>(x, cw[0], swap_pairs(x), sw[0]), shift);
-      for (int j = 1; j < R; ++j) {  // constant bounds: the angle vectors stay in registers
-        x = in_register(load_aligned(u + j * L));
-        store_aligned(w + j * L, rot_sum<Fused>(x, cw[j], swap_pairs(x), sw[j]));
-      }
-      for (std::ptrdiff_t i = 1; i < n; ++i) {
-        u += ss, w += ds;
-        for (int j = 0; j < R; ++j) {
-          x = in_register(load_aligned(u + j * L));
-          store_aligned(w + j * L, rot_sum<Fused>(x, cw[j], swap_pairs(x), sw[j]));
-        }
-      }
-      u += ss, w += ds;
-      x = load_lanes_below(u, shift);
-      store_lanes_below(w, rot_sum<Fused>(x, cw[0], swap_pairs(x), sw[0]), shift);
-      return;
-    }
-    if (Layout == pairing::half_split && !Fused && R <= 8 && same && shift > 0) {  // 3R registers
-      // Half-split, exact, src and dst alike: aligned vectors too. Vector m's partners lie R/2
-      // vectors ahead (first-half lanes) and behind (second-half lanes; the two meet in the vectors
-      // at j = 0 and R/2 of a row). Each vector is loaded once, R/2 steps before its own step, and
-      // kept R steps: as the partner ahead, itself, then the original partner behind (in place,
-      // its memory is overwritten by then). out = x*c + partner*(-+s): the oracle's two products
-      // and sum (a - b = a + -b exactly).
-      constexpr int H = R / 2;
-      V cw[R], sw[R], W[R];
-      for (int j = 0; j < R; ++j) {
-        const int p = (j + R - 1) % R;
-        const V sj = j < H ? flip(sn[j], sign_mask(V{}, true)) : sn[j - H];
-        const V sp = p < H ? flip(sn[p], sign_mask(V{}, true)) : sn[p - H];
-        cw[j] = realign(c[p % H], c[j % H], to_mem), sw[j] = realign(sp, sj, to_mem);
-      }
-      const T* u = s - shift;
-      T* w = d - shift;
-      W[0] = load_lanes_from(u, shift);
-      for (int j = 1; j < H; ++j) W[j] = in_register(load_aligned(u + j * L));
-      for (int j = H; j < R; ++j) W[j] = V{};
-      const auto at = [&](auto jc, const T* ahead_at, bool last_row) POSENC_OPS_LAMBDA_INLINE {
-        constexpr int j = decltype(jc)::value, slot = (j + H) % R;
-        const V behind = W[slot];
-        V ahead{};
-        if (!last_row || j < H)
-          ahead = in_register(load_aligned(ahead_at));
-        else if (j == H)
-          ahead = load_lanes_below(ahead_at, shift);
-        W[slot] = ahead;
-        const V x = W[j];
-        const V partner = j == 0   ? blend_from(behind, ahead, shift)
-                          : j == H ? blend_from(ahead, behind, shift)
-                          : j < H  ? ahead
-                                   : behind;
-        return add(mul_rounded(x, cw[j]), mul_rounded(partner, sw[j]));
-      };
-      for (std::ptrdiff_t i = 0; i < n; ++i, u += ss, w += ds) {
-        const bool last_row = i + 1 == n;
-        [&]<int... J>(std::integer_sequence<int, J...>) POSENC_OPS_LAMBDA_INLINE {
-          ((J == 0 && i == 0
-                ? store_lanes_from(w, at(std::integral_constant<int, J>{}, u + (J + H) * L, last_row), shift)
-                : store_aligned(w + J * L, at(std::integral_constant<int, J>{}, u + (J + H) * L, last_row))),
-           ...);
-        }
-        (std::make_integer_sequence<int, R>{});
-      }
-      // The last vector: the last row's final `shift` lanes (second half: partner behind).
-      store_lanes_below(w, add(mul_rounded(W[0], cw[0]), mul_rounded(W[H], sw[0])), shift);
-      return;
+    if constexpr (Layout == pairing::interleaved) {
+      if (same && shift % 2 == 0) return regs_interleaved_aligned<R, Fused>(s, d, ss, ds, n, c, sn, shift, to_mem);
+    } else if constexpr (!Fused && R <= 8) {
+      if (same && shift > 0) return regs_half_split_aligned<R>(s, d, ss, ds, n, c, sn, shift, to_mem);
     }
     // Otherwise the results are realigned into aligned vectors before they are stored.
     if (shift > 0) {
