@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -34,6 +33,7 @@
 #include <posenc/rope/xpos.hpp>
 
 #include "attention_support.hpp"
+#include "support/gradient_check.hpp"
 
 using posenc::attention_gradients;
 using posenc::attention_options;
@@ -41,116 +41,7 @@ using posenc::tensor_view;
 
 namespace {
 
-constexpr double fd_step = 1e-5;
-constexpr double fd_tol = 1e-7;
-
-struct shape {
-  std::ptrdiff_t B = 2, Sq = 5, Sk = 7, Hq = 4, Hkv = 2, D = 8, Dv = 6;
-};
-
-struct problem {
-  shape s;
-  std::vector<double> q, k, v, dout;
-  explicit problem(shape x, std::uint64_t seed = 1) : s(x) {
-    q = posenc_test::random_values(static_cast<std::size_t>(s.B * s.Sq * s.Hq * s.D), seed);
-    k = posenc_test::random_values(static_cast<std::size_t>(s.B * s.Sk * s.Hkv * s.D), seed + 1);
-    v = posenc_test::random_values(static_cast<std::size_t>(s.B * s.Sk * s.Hkv * s.Dv), seed + 2);
-    dout = posenc_test::random_values(static_cast<std::size_t>(s.B * s.Sq * s.Hq * s.Dv), seed + 3);
-    // Scale q so the logits spread over a few units (softmax far from uniform, soft-cap active).
-    for (double& e : q) e *= 3;
-  }
-  tensor_view<const double> vq() const { return tensor_view<const double>::bthd(q.data(), s.B, s.Sq, s.Hq, s.D); }
-  tensor_view<const double> vk() const { return tensor_view<const double>::bthd(k.data(), s.B, s.Sk, s.Hkv, s.D); }
-  tensor_view<const double> vv() const { return tensor_view<const double>::bthd(v.data(), s.B, s.Sk, s.Hkv, s.Dv); }
-  tensor_view<const double> vdo() const { return tensor_view<const double>::bthd(dout.data(), s.B, s.Sq, s.Hq, s.Dv); }
-};
-
-template <class E>
-double loss(const problem& p, const E& enc, const attention_options& o) {
-  std::vector<double> out(p.dout.size());
-  posenc::sdpa(p.vq(), p.vk(), p.vv(), tensor_view<double>::bthd(out.data(), p.s.B, p.s.Sq, p.s.Hq, p.s.Dv), enc, o);
-  double l = 0;
-  for (std::size_t n = 0; n < out.size(); ++n) l += out[n] * p.dout[n];
-  return l;
-}
-
-double central(const std::function<double(double)>& f, double x0) {
-  return (f(x0 + fd_step) - f(x0 - fd_step)) / (2 * fd_step);
-}
-
-void expect_close(const std::vector<double>& analytic, const std::vector<double>& numeric, const std::string& what) {
-  REQUIRE(analytic.size() == numeric.size());
-  double worst = 0;
-  std::size_t at = 0;
-  bool any = false;
-  for (std::size_t n = 0; n < analytic.size(); ++n) {
-    const double e = std::fabs(analytic[n] - numeric[n]) / std::max(1.0, std::fabs(numeric[n]));
-    if (e >= worst) worst = e, at = n;
-    any = any || numeric[n] != 0;
-  }
-  INFO(what << ": worst relative error " << worst << " at " << at << " (analytic " << analytic[at] << ", numeric "
-            << numeric[at] << ")");
-  CHECK(worst <= fd_tol);
-  CHECK(any);  // the check means something: some gradient is nonzero
-}
-
-/// Finite differences of every q, k, v element (and the sinks when given) against sdpa_backward.
-template <class E>
-void check_inputs(problem p, const E& enc, attention_options o) {
-  std::vector<double> dq(p.q.size()), dk(p.k.size()), dv(p.v.size()), dsink(o.sinks.size(), 0.0);
-  const auto s = p.s;
-  posenc::sdpa_backward(p.vq(), p.vk(), p.vv(), p.vdo(), tensor_view<double>::bthd(dq.data(), s.B, s.Sq, s.Hq, s.D),
-                        tensor_view<double>::bthd(dk.data(), s.B, s.Sk, s.Hkv, s.D),
-                        tensor_view<double>::bthd(dv.data(), s.B, s.Sk, s.Hkv, s.Dv), enc, o,
-                        attention_gradients{.sinks = dsink});
-  auto numeric = [&](std::vector<double>& x) {
-    std::vector<double> g(x.size());
-    for (std::size_t n = 0; n < x.size(); ++n) {
-      const double x0 = x[n];
-      g[n] = central(
-          [&](double t) {
-            x[n] = t;
-            return loss(p, enc, o);
-          },
-          x0);
-      x[n] = x0;
-    }
-    return g;
-  };
-  expect_close(dq, numeric(p.q), "dq");
-  expect_close(dk, numeric(p.k), "dk");
-  expect_close(dv, numeric(p.v), "dv");
-  if (!o.sinks.empty()) {
-    std::vector<double> sinks(o.sinks.begin(), o.sinks.end());
-    o.sinks = sinks;
-    expect_close(dsink, numeric(sinks), "dsinks");
-  }
-}
-
-/// Finite differences of every parameter of a trainable encoder, rebuilt by make(params).
-template <class Make>
-void check_parameters(const problem& p, std::vector<double> params, Make make, const attention_options& o) {
-  const auto enc = make(params);
-  REQUIRE(static_cast<std::size_t>(enc.parameter_count()) == params.size());
-  std::vector<double> dq(p.q.size()), dk(p.k.size()), dv(p.v.size()), grad(params.size(), 0.0);
-  const auto s = p.s;
-  posenc::sdpa_backward(p.vq(), p.vk(), p.vv(), p.vdo(), tensor_view<double>::bthd(dq.data(), s.B, s.Sq, s.Hq, s.D),
-                        tensor_view<double>::bthd(dk.data(), s.B, s.Sk, s.Hkv, s.D),
-                        tensor_view<double>::bthd(dv.data(), s.B, s.Sk, s.Hkv, s.Dv), enc, o,
-                        attention_gradients{.encoder = grad});
-  std::vector<double> numeric(params.size());
-  for (std::size_t n = 0; n < params.size(); ++n) {
-    const double x0 = params[n];
-    numeric[n] = central(
-        [&](double t) {
-          params[n] = t;
-          return loss(p, make(params), o);
-        },
-        x0);
-    params[n] = x0;
-  }
-  expect_close(grad, numeric, "encoder parameters");
-}
+namespace gradcheck = posenc_test::fd;  // problem, check_inputs, check_parameters, central, expect_close
 
 // ---- the mask options, each on its own and some together ----
 
@@ -187,11 +78,11 @@ struct mask_data {
 };
 
 template <class E>
-void check_every_mask(const E& enc, shape s = {}) {
+void check_every_mask(const E& enc, gradcheck::shape s = {}) {
   const mask_data m;
   for (const mask_case& c : m.cases()) {
     SECTION(c.name) {
-      check_inputs(problem(s), enc, c.o);
+      gradcheck::check_inputs(gradcheck::problem(s), enc, c.o);
     }
   }
 }
@@ -214,10 +105,10 @@ TEST_CASE("sdpa_backward: NoPE, every mask option, GQA, against finite differenc
 
 TEST_CASE("sdpa_backward: MQA and equal heads", "[backward]") {
   SECTION("MQA") {
-    check_inputs(problem({.Hq = 3, .Hkv = 1}), posenc::no_position{}, {.causal = true});
+    gradcheck::check_inputs(gradcheck::problem({.Hq = 3, .Hkv = 1}), posenc::no_position{}, {.causal = true});
   }
   SECTION("MHA, Dv = D, Sq = Sk") {
-    check_inputs(problem({.Sq = 6, .Sk = 6, .Hkv = 4, .Dv = 8}), posenc::no_position{}, {});
+    gradcheck::check_inputs(gradcheck::problem({.Sq = 6, .Sk = 6, .Hkv = 4, .Dv = 8}), posenc::no_position{}, {});
   }
 }
 
@@ -230,24 +121,25 @@ TEST_CASE("sdpa_backward: RoPE scalings and layouts", "[backward]") {
   const attention_options o{.causal = true, .query_positions = m.pq, .key_positions = m.pk};
   // YaRN: magnitude M = 0.1 ln 4 + 1 != 1 on q and k, and DeepSeek's softmax multiplier.
   SECTION("YaRN") {
-    check_inputs(
-        problem({}),
+    gradcheck::check_inputs(
+        gradcheck::problem({}),
         make_rope(posenc::yarn_scaling{.factor = 4, .original_max_position = 4, .mscale = 1.0, .mscale_all_dim = 0.5}),
         o);
   }
   SECTION("Llama 3") {
-    check_inputs(problem({}), make_rope(posenc::llama3_scaling{.factor = 8, .original_max_position = 4}), o);
+    gradcheck::check_inputs(gradcheck::problem({}),
+                            make_rope(posenc::llama3_scaling{.factor = 8, .original_max_position = 4}), o);
   }
   SECTION("partial rotary (tail passes through)") {
-    check_inputs(problem({}), make_rope({}, 4), o);
+    gradcheck::check_inputs(gradcheck::problem({}), make_rope({}, 4), o);
   }
   SECTION("interleaved") {
-    check_inputs(problem({}), make_rope({}, 8, posenc::kernels::pairing::interleaved), o);
+    gradcheck::check_inputs(gradcheck::problem({}), make_rope({}, 8, posenc::kernels::pairing::interleaved), o);
   }
   SECTION("transform_queries off") {
     attention_options x = o;
     x.transform_queries = false;
-    check_inputs(problem({}), make_rope(), x);
+    gradcheck::check_inputs(gradcheck::problem({}), make_rope(), x);
   }
 }
 
@@ -255,11 +147,12 @@ TEST_CASE("sdpa_backward: xPos, mRoPE, temperature", "[backward]") {
   const mask_data m;
   const attention_options o{.causal = true, .query_positions = m.pq, .key_positions = m.pk};
   SECTION("xPos (fixed centre, scales far from 1)") {
-    check_inputs(problem({}), posenc::xpos({.head_dim = 8, .theta = 100, .scale_base = 8, .center = 3}), o);
+    gradcheck::check_inputs(gradcheck::problem({}),
+                            posenc::xpos({.head_dim = 8, .theta = 100, .scale_base = 8, .center = 3}), o);
   }
   SECTION("xPos (midpoint of call)") {
-    check_inputs(
-        problem({}),
+    gradcheck::check_inputs(
+        gradcheck::problem({}),
         posenc::xpos({.head_dim = 8, .scale_base = 16, .center_policy = posenc::xpos_center_policy::midpoint_of_call}),
         {.causal = true});
   }
@@ -268,13 +161,14 @@ TEST_CASE("sdpa_backward: xPos, mRoPE, temperature", "[backward]") {
     posenc::mrope_position_ids ids{.batch = 2, .length = 7, .ids = {}, .delta = {1, -2}};
     ids.ids.resize(3 * 2 * 7);
     for (std::size_t n = 0; n < ids.ids.size(); ++n) ids.ids[n] = static_cast<std::int64_t>((n * 7) % 11);
-    check_inputs(problem({}), mr.bind(ids), {.causal = true});
+    gradcheck::check_inputs(gradcheck::problem({}), mr.bind(ids), {.causal = true});
   }
   SECTION("temperature") {
-    check_inputs(problem({}),
-                 posenc::attention_temperature(
-                     {.head_dim = 8, .rule = posenc::temperature_rule::llama4, .floor_scale = 2, .scale = 0.5}),
-                 {.causal = true});
+    gradcheck::check_inputs(
+        gradcheck::problem({}),
+        posenc::attention_temperature(
+            {.head_dim = 8, .rule = posenc::temperature_rule::llama4, .floor_scale = 2, .scale = 0.5}),
+        {.causal = true});
   }
 }
 
@@ -282,8 +176,9 @@ TEST_CASE("sdpa_backward: ALiBi, every mask option", "[backward]") {
   check_every_mask(posenc::alibi({.num_heads = 4}));
   SECTION("BLOOM row shift with a sink") {
     const mask_data m;
-    check_inputs(problem({}), posenc::alibi({.num_heads = 4, .mode = posenc::alibi_mode::causal_row_shift}),
-                 {.causal = true, .sinks = m.sinks});
+    gradcheck::check_inputs(gradcheck::problem({}),
+                            posenc::alibi({.num_heads = 4, .mode = posenc::alibi_mode::causal_row_shift}),
+                            {.causal = true, .sinks = m.sinks});
   }
 }
 
@@ -295,18 +190,18 @@ TEST_CASE("sdpa_backward: T5 buckets, inputs and table", "[backward]") {
   const mask_data m;
   for (const mask_case& c : m.cases()) {
     SECTION(std::string("table: ") + c.name) {
-      check_parameters(problem({}), t, make, c.o);
+      gradcheck::check_parameters(gradcheck::problem({}), t, make, c.o);
     }
   }
   SECTION("combined with RoPE (table after RoPE's parameters: none)") {
     auto make2 = [&](const std::vector<double>& x) { return posenc::combine(make_rope(), posenc::t5_bias(cfg, x)); };
-    check_parameters(problem({}), t, make2, {.causal = true, .logit_softcap = 3.0});
-    check_inputs(problem({}), make2(t), {.causal = true, .logit_softcap = 3.0});
+    gradcheck::check_parameters(gradcheck::problem({}), t, make2, {.causal = true, .logit_softcap = 3.0});
+    gradcheck::check_inputs(gradcheck::problem({}), make2(t), {.causal = true, .logit_softcap = 3.0});
   }
 }
 
 TEST_CASE("sdpa_backward: Shaw keys and values, inputs and both tables", "[backward]") {
-  const shape s{.Dv = 8};  // aV rows are head_dim wide
+  const gradcheck::shape s{.Dv = 8};  // aV rows are head_dim wide
   const posenc::shaw_relative_config shared{.head_dim = 8, .k_left = 2, .k_right = 3};
   const auto n = static_cast<std::size_t>(shared.table_rows() * 8);
   const auto kt = table(n, 11), vt = table(n, 12);
@@ -319,22 +214,22 @@ TEST_CASE("sdpa_backward: Shaw keys and values, inputs and both tables", "[backw
   const mask_data m;
   for (const mask_case& c : m.cases()) {
     SECTION(std::string("tables: ") + c.name) {
-      check_parameters(problem(s), both, make, c.o);
+      gradcheck::check_parameters(gradcheck::problem(s), both, make, c.o);
     }
   }
   SECTION("per-head tables, key term only, with ALiBi") {
     const posenc::shaw_relative_config per{.head_dim = 8,
-                                  .k_left = 1,
-                                  .k_right = 2,
-                                  .use_value_term = false,
-                                  .shared_across_heads = false,
-                                  .num_heads = 4};
+                                           .k_left = 1,
+                                           .k_right = 2,
+                                           .use_value_term = false,
+                                           .shared_across_heads = false,
+                                           .num_heads = 4};
     const auto kp = table(static_cast<std::size_t>(4 * per.table_rows() * 8), 13);
     auto make2 = [&](const std::vector<double>& x) {
       return posenc::combine(posenc::alibi({.num_heads = 4}), posenc::shaw_relative(per, x, std::span<const double>{}));
     };
-    check_parameters(problem(s), kp, make2, {.causal = true, .sinks = m.sinks});
-    check_inputs(problem(s), make2(kp), {.causal = true, .sinks = m.sinks});
+    gradcheck::check_parameters(gradcheck::problem(s), kp, make2, {.causal = true, .sinks = m.sinks});
+    gradcheck::check_inputs(gradcheck::problem(s), make2(kp), {.causal = true, .sinks = m.sinks});
   }
 }
 
@@ -383,7 +278,7 @@ TEST_CASE("additive encoders: learned table and sinusoidal inputs through sdpa",
     std::vector<double> numeric(tab.size());
     for (std::size_t n = 0; n < tab.size(); ++n) {
       const double t0 = tab[n];
-      numeric[n] = central(
+      numeric[n] = gradcheck::central(
           [&](double t) {
             tab[n] = t;
             return loss_of(embed(make(tab)));
@@ -391,7 +286,7 @@ TEST_CASE("additive encoders: learned table and sinusoidal inputs through sdpa",
           t0);
       tab[n] = t0;
     }
-    expect_close(grad, numeric, "learned table");
+    gradcheck::expect_close(grad, numeric, "learned table");
     // Row 0 (no position maps to it with offset 1) gets nothing; row 3 = position 2 twice.
     for (std::ptrdiff_t c = 0; c < d; ++c) CHECK(grad[static_cast<std::size_t>(c)] == 0.0);
   }
@@ -409,7 +304,7 @@ TEST_CASE("additive encoders: learned table and sinusoidal inputs through sdpa",
     };
     for (std::size_t n = 0; n < xs.size(); ++n) {
       const double t0 = xs[n];
-      numeric[n] = central(
+      numeric[n] = gradcheck::central(
           [&](double t) {
             xs[n] = t;
             return loss_of(embed_from(xs));
@@ -417,7 +312,7 @@ TEST_CASE("additive encoders: learned table and sinusoidal inputs through sdpa",
           t0);
       xs[n] = t0;
     }
-    expect_close(de, numeric, "embedding through sinusoidal");
+    gradcheck::expect_close(de, numeric, "embedding through sinusoidal");
   }
 }
 
@@ -490,7 +385,7 @@ TEST_CASE("q/k transform backwards are the transposes of the forwards", "[backwa
 }
 
 TEST_CASE("sdpa_backward: invalid gradients are refused by name", "[backward]") {
-  const problem p({});
+  const gradcheck::problem p({});
   const auto s = p.s;
   std::vector<double> dq(p.q.size()), dk(p.k.size()), dv(p.v.size()), g(3);
   auto run = [&](std::ptrdiff_t dq_tokens, const attention_gradients& gr, const attention_options& o) {

@@ -1,5 +1,5 @@
 // tests/support/gradient_check.hpp — sdpa_backward against central finite differences of sdpa, for
-// the encoder tests (the harness of tests/attention/backward_test.cpp, shared).
+// tests/attention/backward_test.cpp and the encoder tests.
 //
 // L = sum(dout * sdpa(q, k, v)) with a fixed random dout, so dL/dx is what sdpa_backward returns.
 // Central differences with h = 1e-5 in double: truncation h^2 |L'''| / 6 and rounding eps |L| / h are
@@ -87,10 +87,12 @@ inline void expect_close(const std::vector<double>& analytic, const std::vector<
   CHECK(any);  // the check means something: some gradient is nonzero
 }
 
-/// The analytic gradients of q, k, v (and the encoder's parameters into `grad` when non-empty).
+/// The analytic gradients of q, k, v (the encoder's parameters into `grad` and the sinks' into
+/// `dsinks` when non-empty).
 template <class E>
 void backward(const problem& p, const E& enc, const posenc::attention_options& o, std::vector<double>& dq,
-              std::vector<double>& dk, std::vector<double>& dv, std::span<double> grad = {}) {
+              std::vector<double>& dk, std::vector<double>& dv, std::span<double> grad = {},
+              std::span<double> dsinks = {}) {
   const auto s = p.s;
   dq.assign(p.q.size(), 0);
   dk.assign(p.k.size(), 0);
@@ -99,14 +101,14 @@ void backward(const problem& p, const E& enc, const posenc::attention_options& o
                         posenc::tensor_view<double>::bthd(dq.data(), s.B, s.Sq, s.Hq, s.D),
                         posenc::tensor_view<double>::bthd(dk.data(), s.B, s.Sk, s.Hkv, s.D),
                         posenc::tensor_view<double>::bthd(dv.data(), s.B, s.Sk, s.Hkv, s.Dv), enc, o,
-                        posenc::attention_gradients{.encoder = grad});
+                        posenc::attention_gradients{.encoder = grad, .sinks = dsinks});
 }
 
-/// Finite differences of every q, k, v element against sdpa_backward.
+/// Finite differences of every q, k, v element (and the sinks when o has them) against sdpa_backward.
 template <class E>
-void check_inputs(problem p, const E& enc, const posenc::attention_options& o) {
-  std::vector<double> dq, dk, dv;
-  backward(p, enc, o, dq, dk, dv);
+void check_inputs(problem p, const E& enc, posenc::attention_options o) {
+  std::vector<double> dq, dk, dv, dsinks(o.sinks.size(), 0.0);
+  backward(p, enc, o, dq, dk, dv, {}, dsinks);
   auto numeric = [&](std::vector<double>& x) {
     std::vector<double> g(x.size());
     for (std::size_t n = 0; n < x.size(); ++n) {
@@ -124,6 +126,11 @@ void check_inputs(problem p, const E& enc, const posenc::attention_options& o) {
   expect_close(dq, numeric(p.q), "dq");
   expect_close(dk, numeric(p.k), "dk");
   expect_close(dv, numeric(p.v), "dv");
+  if (!o.sinks.empty()) {
+    std::vector<double> sinks(o.sinks.begin(), o.sinks.end());
+    o.sinks = sinks;
+    expect_close(dsinks, numeric(sinks), "dsinks");
+  }
 }
 
 /// Finite differences of every parameter of a trainable encoder rebuilt by make(params).
