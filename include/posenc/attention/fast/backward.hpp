@@ -10,8 +10,10 @@
 // its gradients, its work items and its reductions. Per (query tile, key tile) pair, five products
 // on the float-tile kernels: S = Q K^T, dP = dO V^T, dV += P^T dO, dK += dS^T Q, dQ += dS K, with
 // the hooks of sdpa_backward.hpp in between (soft-cap derivative, masks, distance-table and general
-// biases, Shaw terms, DeBERTa's p2c term) and the encoder's parameter gradients accumulated inside
-// the tiles through its accumulate_* hooks (T5 buckets, Shaw tables, DeBERTa's tables).
+// biases, Shaw terms) and the encoder's parameter gradients accumulated inside the tiles through
+// its accumulate_* hooks (T5 buckets, Shaw tables). DeBERTa's c2p and p2c terms are products over
+// the distances each pair can see (relative_pair): q . aK and k . aQ gathered into S, dU binned by
+// distance per row and per key, then dQ, dK and the tables' sums by the same kernels.
 // Work: one item per (sequence, kv head, lane); lane l owns the key tiles l, l + lanes, ..., so dK
 // and dV rows have one writer; dQ and the parameter gradients go to per-item partials summed in item
 // order. The cut depends on the shape only, so the result is bit-identical for any thread count.
@@ -167,36 +169,137 @@ void shaw_gradients(const backward_call<E>& c, const backward_tile& t, std::ptrd
   }
 }
 
-/// DeBERTa's p2c term of row r into the scores: scale k_j . aQ, from the forward's table.
+/// DeBERTa's terms of one (query tile, key tile) pair (c2p on Shaw's aK, p2c on aQ), as products over
+/// the distances x0 .. x0 + cols - 1 the pair can see, per query head of the item (hn < G): qa [R][cols]
+/// = q . aK, kq [G][TK][cols] = k . aQ; dU binned by distance, per row wq [R][cols] and per key wk
+/// [G][TK][cols]; the tables' gradients summed in float per item, ga [G][2][sld + 64][Dp] (aK, aQ).
+struct relative_pair {
+  std::ptrdiff_t x0 = 0;
+  int cols = 0;
+  float *qa = nullptr, *kq = nullptr, *wq = nullptr, *wk = nullptr, *ga = nullptr;
+};
+
+/// The per-item gradient sums of DeBERTa's tables, cleared (a null pair without p2c).
 template <class E>
-void p2c_scores(const backward_call<E>& c, const backward_tile& t, std::ptrdiff_t h, std::int64_t pos_q,
-                std::ptrdiff_t b, float* sr) {
+relative_pair relative_item(const backward_call<E>& c, attention_scratch& sc) {
+  relative_pair rp;
+  if (!c.p.p2c) return rp;
+  const auto n = static_cast<std::size_t>(c.p.G * 2 * (c.p.sld + 64) * c.Dp);
+  rp.ga = grow(sc.relative, n);
+  std::fill(rp.ga, rp.ga + n, 0.0f);
+  return rp;
+}
+
+/// The pair's q . aK and k . aQ over its distance window (the PV kernel: q rows against aK^T, the
+/// packed K^T read transposed against aQ^T), and the bins cleared.
+template <class E>
+void relative_products(const backward_call<E>& c, const backward_tile& t, attention_scratch& sc, const tile_summary& qs,
+                       const tile_summary& ks, std::ptrdiff_t g, std::ptrdiff_t nq, const float* qp,
+                       relative_pair& rp) {
   const plan& p = c.p;
-  for (int j = 0; j < t.nk; ++j) {
-    const std::ptrdiff_t x = key_column(c, p.srange, pos_q, b, t.j0 + j);
-    const float* kr = t.kr + j * c.Dp;
-    float a = 0;
-    for (std::ptrdiff_t d = 0; d < p.D; ++d) a += kr[d] * c.t.p2c_query(h, d, x, p);
-    sr[j] += c.scale * a;
+  const std::ptrdiff_t TK = p.TK, G = p.G, R = G * nq, D = p.D;
+  rp.x0 = table_index(p.srange, saturating_difference(ks.pmin, qs.pmax));
+  const std::ptrdiff_t x1 = table_index(p.srange, saturating_difference(ks.pmax, qs.pmin));
+  rp.cols = static_cast<int>((x1 - rp.x0 + 64) / 64 * 64);
+  const auto cols = static_cast<std::size_t>(rp.cols), n = 2 * (static_cast<std::size_t>(R + G * TK)) * cols;
+  rp.qa = grow(sc.p2c, n);
+  rp.kq = rp.qa + static_cast<std::size_t>(R) * cols;
+  rp.wq = rp.kq + static_cast<std::size_t>(G * TK) * cols;
+  rp.wk = rp.wq + static_cast<std::size_t>(R) * cols;
+  std::fill(rp.wq, rp.qa + n, 0.0f);
+  for (std::ptrdiff_t hn = 0; hn < G; ++hn) {
+    const std::ptrdiff_t h = g * G + hn;
+    if (c.t.ak == nullptr) {  // no relative_kv leaf: no c2p term
+      std::fill(rp.qa, rp.kq, 0.0f);
+    } else {
+      const float* ak = c.t.ak + (c.t.shaw_heads == 1 ? 0 : h) * D * p.sld + rp.x0;
+      c.tiles.pv_packed({.p = qp + hn * nq * c.Dp,
+                         .row_stride = c.Dp,
+                         .rows = static_cast<int>(nq),
+                         .keys = static_cast<int>(D),
+                         .vt = {ak, p.sld},
+                         .cols = rp.cols,
+                         .o = {rp.qa + hn * nq * rp.cols, rp.cols},
+                         .accumulate = false});
+    }
+    c.tiles.pv_packed({.p = t.kt,
+                       .row_stride = 1,
+                       .key_stride = TK,
+                       .rows = t.nk,
+                       .keys = static_cast<int>(D),
+                       .vt = {c.t.aq + h * D * p.sld + rp.x0, p.sld},
+                       .cols = rp.cols,
+                       .o = {rp.kq + hn * TK * rp.cols, rp.cols},
+                       .accumulate = false});
   }
 }
 
-/// DeBERTa's p2c gradients of row r: dK += dU aQ, and the table's through the encoder's hook
-/// (d aQ += dU k).
+/// Row r's DeBERTa terms: into the scores before the cap (scale (q . aK + k . aQ), gathered by the
+/// pair's distance), or (bins) dU added to the row's and the key's bin of that distance.
 template <class E>
-void p2c_gradients(const backward_call<E>& c, const backward_tile& t, std::ptrdiff_t h, std::int64_t pos_q,
-                   std::ptrdiff_t b, const float* sr, const float* dr, std::span<double> pgrad) {
-  const plan& p = c.p;
+void relative_row(const backward_call<E>& c, const backward_tile& t, const relative_pair& rp, std::ptrdiff_t r,
+                  std::ptrdiff_t nq, std::int64_t pos_q, std::ptrdiff_t b, float* sr, const float* dr) {
+  const std::ptrdiff_t cols = rp.cols;
+  const float* kq = rp.kq + (r / nq) * c.p.TK * cols;
+  float* wk = rp.wk + (r / nq) * c.p.TK * cols;
   for (int j = 0; j < t.nk; ++j) {
-    if (sr[j] == 0) continue;
-    const std::ptrdiff_t x = key_column(c, p.srange, pos_q, b, t.j0 + j);
-    float* dk = t.dka + j * c.Dp;
-    for (std::ptrdiff_t d = 0; d < p.D; ++d) dk[d] += dr[j] * c.t.p2c_query(h, d, x, p);
-    if constexpr (trainable_relative_query_encoding<E>)
-      if (c.n_params > 0)
-        c.enc.accumulate_relative_query_gradient(
-            h, pos_q, c.pk[static_cast<std::size_t>(b * p.Sk + t.j0 + j)], static_cast<double>(dr[j]),
-            std::span<const float>(t.kr + j * c.Dp, static_cast<std::size_t>(p.D)), pgrad);
+    const std::ptrdiff_t x = key_column(c, c.p.srange, pos_q, b, t.j0 + j) - rp.x0;
+    if (dr == nullptr)
+      sr[j] += c.scale * (rp.qa[r * cols + x] + kq[j * cols + x]);
+    else
+      rp.wq[r * cols + x] += dr[j], wk[j * cols + x] += dr[j];
+  }
+}
+
+/// The pair's DeBERTa gradients from the bins: dQ += wq aK, dK += wk aQ (the PV kernel on the row
+/// layouts of the tables), and the tables' sums d aK += wq^T Q, d aQ += wk^T K.
+template <class E>
+void relative_gradients(const backward_call<E>& c, const backward_tile& t, const relative_pair& rp, std::ptrdiff_t g,
+                        std::ptrdiff_t nq, const float* qp, float* dq) {
+  const plan& p = c.p;
+  const std::ptrdiff_t Dp = c.Dp, TK = p.TK, rl = (p.sld + 64) * Dp;
+  auto product = [&](const float* w, std::ptrdiff_t rs, std::ptrdiff_t ks, int rows, int keys, const float* vt,
+                     float* o) {
+    c.tiles.pv_packed({.p = w,
+                       .row_stride = rs,
+                       .key_stride = ks,
+                       .rows = rows,
+                       .keys = keys,
+                       .vt = {vt, Dp},
+                       .cols = static_cast<int>(Dp),
+                       .o = {o, Dp}});
+  };
+  for (std::ptrdiff_t hn = 0; hn < p.G; ++hn) {
+    const std::ptrdiff_t h = g * p.G + hn, x0 = rp.x0 * Dp;
+    const float *wq = rp.wq + hn * nq * rp.cols, *wk = rp.wk + hn * TK * rp.cols;
+    float* ga = rp.ga + hn * 2 * rl + x0;
+    if (c.t.akr != nullptr) {
+      product(wq, rp.cols, 1, static_cast<int>(nq), rp.cols, c.t.akr + (c.t.shaw_heads == 1 ? 0 : h) * rl + x0,
+              dq + hn * nq * Dp);
+      product(wq, 1, rp.cols, rp.cols, static_cast<int>(nq), qp + hn * nq * Dp, ga);
+    }
+    product(wk, rp.cols, 1, t.nk, rp.cols, c.t.aqr + h * rl + x0, t.dka);
+    product(wk, 1, rp.cols, rp.cols, t.nk, t.kr, ga + rl);
+  }
+}
+
+/// The item's sums of DeBERTa's table gradients into its parameter partial, through the encoder's
+/// hooks at each distance d (pos_q 0, pos_k d: the rows of distance d).
+template <class E>
+void relative_flush(const backward_call<E>& c, const relative_pair& rp, std::ptrdiff_t g, std::span<double> pgrad) {
+  if constexpr (trainable_relative_query_encoding<E>) {
+    const plan& p = c.p;
+    const std::ptrdiff_t rl = (p.sld + 64) * c.Dp;
+    if (c.n_params == 0 || rp.ga == nullptr) return;
+    for (std::ptrdiff_t hn = 0; hn < p.G; ++hn)
+      for (std::ptrdiff_t x = 0; x < p.sn; ++x) {
+        const std::ptrdiff_t h = g * p.G + hn;
+        const std::int64_t d = p.srange.lo + x;
+        const float* a = rp.ga + hn * 2 * rl + x * c.Dp;
+        const auto D = static_cast<std::size_t>(p.D);
+        c.enc.accumulate_relative_key_gradient(h, 0, d, 1.0, std::span<const float>(a, D), pgrad);
+        c.enc.accumulate_relative_query_gradient(h, 0, d, 1.0, std::span<const float>(a + rl, D), pgrad);
+      }
   }
 }
 
@@ -206,7 +309,7 @@ void p2c_gradients(const backward_call<E>& c, const backward_tile& t, std::ptrdi
 template <class E>
 void backward_row(const backward_call<E>& c, const backward_tile& t, const tile_summary& ks, bool partial,
                   std::ptrdiff_t b, std::ptrdiff_t h, std::ptrdiff_t i, std::ptrdiff_t r, std::size_t ti, float* dq,
-                  std::span<double> pgrad) {
+                  std::span<double> pgrad, const relative_pair& rp) {
   constexpr float ninf = -std::numeric_limits<float>::infinity();
   const plan& p = c.p;
   const std::ptrdiff_t TK = p.TK, nq = p.tile_queries(i / p.TQ);
@@ -215,8 +318,10 @@ void backward_row(const backward_call<E>& c, const backward_tile& t, const tile_
   const float *qr = t.qrows[r], *dor = t.drows[r];
   const std::int64_t pos_q = c.pq[static_cast<std::size_t>(b * p.Sq + i)];
   const std::int64_t* pk = c.pk.data() + b * p.Sk + t.j0;
-  if constexpr (relative_kv_encoding<E>) shaw_scores(c, t, h, pos_q, b, qr, dor, sr, dr);
-  if constexpr (relative_query_encoding<E>) p2c_scores(c, t, h, pos_q, b, sr);
+  if constexpr (relative_query_encoding<E>)  // DeBERTa: c2p and p2c by products (no value term)
+    relative_row(c, t, rp, r, nq, pos_q, b, sr, nullptr);
+  else if constexpr (relative_kv_encoding<E>)
+    shaw_scores(c, t, h, pos_q, b, qr, dor, sr, dr);
   if (p.softcap) {
     c.tiles.softcap(sr, t.nk, p.cap, p.inv_cap);
     std::copy_n(sr, t.nk, t.lc + r * TK);
@@ -241,15 +346,18 @@ void backward_row(const backward_call<E>& c, const backward_tile& t, const tile_
   } else {
     for (int j = 0; j < t.nk; ++j) dr[j] *= c.scale;
   }
-  if constexpr (relative_kv_encoding<E>) shaw_gradients(c, t, h, pos_q, b, qr, dor, sr, dr, dq + r * c.Dp, pgrad);
-  if constexpr (relative_query_encoding<E>) p2c_gradients(c, t, h, pos_q, b, sr, dr, pgrad);
+  if constexpr (relative_query_encoding<E>)
+    relative_row(c, t, rp, r, nq, pos_q, b, sr, dr);
+  else if constexpr (relative_kv_encoding<E>)
+    shaw_gradients(c, t, h, pos_q, b, qr, dor, sr, dr, dq + r * c.Dp, pgrad);
 }
 
 /// One (query tile qt, key tile) pair of item w: S and dP, each row (backward_row), then dV += P^T dO,
 /// dK += dU^T Q (P, dU read transposed) and dQ += dU K (the lane's first write to the partial clears it).
 template <class E>
 void backward_pair(const backward_call<E>& c, const backward_tile& t, const tile_summary& ks, tile_class cls,
-                   const backward_item& w, std::ptrdiff_t qt, std::span<double> pgrad) {
+                   const backward_item& w, std::ptrdiff_t qt, std::span<double> pgrad, attention_scratch& sc,
+                   relative_pair& rp) {
   const plan& p = c.p;
   const std::ptrdiff_t TK = p.TK, Dp = c.Dp, dvp = p.dvp, i0 = qt * p.TQ, nq = p.tile_queries(qt), R = p.G * nq;
   const std::size_t ti = c.tile_index(w.b, w.g, qt);
@@ -262,13 +370,15 @@ void backward_pair(const backward_call<E>& c, const backward_tile& t, const tile
     if (!wrote) std::fill(dq, dq + R * Dp, 0.0f), dq_accumulate = true;
   for (std::ptrdiff_t r = 0; r < R; ++r) t.qrows[r] = qp + r * Dp, t.drows[r] = dop + r * dvp;
   if (cls == tile_class::partial) fill_tile_mask(c.mask, w.b, i0, nq, t.j0, t.nk, t.mk, TK);
+  if constexpr (relative_query_encoding<E>)
+    relative_products(c, t, sc, c.t.qsum[w.b * p.nqt + qt], ks, w.g, nq, qp, rp);
   const auto rows = static_cast<int>(R);
   c.tiles.qk_packed(
       {.q = t.qrows, .rows = rows, .dim = static_cast<int>(p.D), .scale = c.scale, .kt = {t.kt, TK}, .s = {t.s, TK}});
   c.tiles.qk_packed(
       {.q = t.drows, .rows = rows, .dim = static_cast<int>(p.Dv), .scale = 1.0f, .kt = {t.vt, TK}, .s = {t.dp, TK}});
   for (std::ptrdiff_t r = 0; r < R; ++r)
-    backward_row(c, t, ks, cls == tile_class::partial, w.b, w.g * p.G + r / nq, i0 + r % nq, r, ti, dq, pgrad);
+    backward_row(c, t, ks, cls == tile_class::partial, w.b, w.g * p.G + r / nq, i0 + r % nq, r, ti, dq, pgrad, rp);
   c.tiles.pv_packed({.p = t.s,
                      .row_stride = 1,
                      .key_stride = TK,
@@ -293,6 +403,7 @@ void backward_pair(const backward_call<E>& c, const backward_tile& t, const tile
                      .cols = static_cast<int>(Dp),
                      .o = {dq, Dp},
                      .accumulate = dq_accumulate});
+  if constexpr (relative_query_encoding<E>) relative_gradients(c, t, rp, w.g, nq, qp, dq);
   wrote = 1;
 }
 
@@ -303,6 +414,7 @@ void backward_item_run(const backward_call<E>& c, attention_scratch& sc, const b
                        std::span<double> pgrad) {
   const plan& p = c.p;
   backward_tile t = backward_scratch(c, sc);
+  relative_pair rp = relative_item(c, sc);
   for (std::ptrdiff_t kti = w.lane; kti < p.nkt; kti += c.lanes) {
     const tile_summary& ks = c.t.ksum[w.b * p.nkt + kti];
     load_backward_tile(c, w.b, w.g, kti, t);
@@ -311,7 +423,7 @@ void backward_item_run(const backward_call<E>& c, attention_scratch& sc, const b
       const tile_class cls = classify(c.o, c.t.qsum[w.b * p.nqt + qt], ks);
       if (cls == tile_class::skip) continue;
       touched = true;
-      backward_pair(c, t, ks, cls, w, qt, pgrad);
+      backward_pair(c, t, ks, cls, w, qt, pgrad, sc, rp);
     }
     for (int j = 0; j < t.nk; ++j) {
       float* dkr = c.dk + ((w.b * p.Sk + t.j0 + j) * p.Hkv + w.g) * p.D;
@@ -320,6 +432,7 @@ void backward_item_run(const backward_call<E>& c, attention_scratch& sc, const b
       for (std::ptrdiff_t d = 0; d < p.Dv; ++d) dvr[d] = touched ? t.dva[j * p.dvp + d] : 0.0f;
     }
   }
+  if constexpr (relative_query_encoding<E>) relative_flush(c, rp, w.g, pgrad);
 }
 
 /// f(b, g, t, h, i, x) for row r of query tile t of kv head g of sequence b, for every row: query head

@@ -127,6 +127,8 @@ struct call_tables {
   std::ptrdiff_t shaw_heads = 1;                        // Shaw tables per head (Hq) or shared (1)
   const float *ak = nullptr, *av = nullptr;             // [shaw_heads][D][sld] (transposed), [shaw_heads][sn][dvp]
   const float* aq = nullptr;  // DeBERTa's p2c aQ, transposed [Hq][D][sld] and 64 floats of slack
+  // DeBERTa (the backward's products): aK and aQ as rows, [shaw_heads or Hq][sld + 64][D padded to 64]
+  const float *akr = nullptr, *aqr = nullptr;
   // q rows as the key record's qk reads them (its prep_q, once per call), row (b, i, h) at
   // qk_q + ((b Sq + i) Hq + h) qk_q_stride; null: the kernel reads q rows
   const float* qk_q = nullptr;

@@ -127,8 +127,8 @@ void build_shaw_tables(const plan& p, const E& enc, attention_workspace& ws, cal
       t.shaw_heads =
           p.Hq > 1 && leaf.relative_key_at_distance(0, 0).data() != leaf.relative_key_at_distance(1, 0).data() ? p.Hq
                                                                                                                : 1;
-      const auto nak = static_cast<std::size_t>(t.shaw_heads * p.D * p.sld),
-                 nav = static_cast<std::size_t>(p.shaw_value ? t.shaw_heads * p.sn * p.dvp : 0);
+      const auto nak = static_cast<std::size_t>(t.shaw_heads * p.D * p.sld + 64),  // slack: windows read past sn
+          nav = static_cast<std::size_t>(p.shaw_value ? t.shaw_heads * p.sn * p.dvp : 0);
       float* ak = detail::grow(ws.shaw_key, nak);
       float* av = detail::grow(ws.shaw_value, nav);
       std::fill(ak, ak + nak, 0.0f);
@@ -152,6 +152,8 @@ void build_shaw_tables(const plan& p, const E& enc, attention_workspace& ws, cal
 
 /// DeBERTa's p2c aQ over the plan's distances, in float, transposed as Shaw's aK ([Hq][D][sld]), with
 /// 64 zero floats after it: a key tile's product reads a window of up to 64 columns past its last.
+/// And, for the backward's products, aK (Shaw's table) and aQ as rows: [heads][sld + 64][Dp], Dp =
+/// D padded to 64, zero past sn.
 template <class E>
 void build_p2c_table(const plan& p, const E& enc, attention_workspace& ws, call_tables& t) {
   for_each_leaf(enc, [&](const auto& leaf) {
@@ -168,6 +170,19 @@ void build_p2c_table(const plan& p, const E& enc, attention_workspace& ws, call_
       t.aq = aq;
     }
   });
+  const std::ptrdiff_t Dp = (p.D + 63) / 64 * 64, rl = (p.sld + 64) * Dp, hk = t.ak != nullptr ? t.shaw_heads : 0;
+  const auto n = static_cast<std::size_t>((hk + p.Hq) * rl);
+  float* rows = detail::grow(ws.shaw_rows, n);
+  std::fill(rows, rows + n, 0.0f);
+  auto transpose = [&](const float* from, std::ptrdiff_t heads, float* to) {  // [h][D][sld] -> [h][sld + 64][Dp]
+    for (std::ptrdiff_t h = 0; h < heads; ++h)
+      for (std::ptrdiff_t d = 0; d < p.D; ++d)
+        for (std::ptrdiff_t x = 0; x < p.sn; ++x) to[h * rl + x * Dp + d] = from[(h * p.D + d) * p.sld + x];
+  };
+  if (hk > 0) transpose(t.ak, hk, rows);
+  transpose(t.aq, p.Hq, rows + hk * rl);
+  t.akr = hk > 0 ? rows : nullptr;
+  t.aqr = rows + hk * rl;
 }
 
 /// Stage 2: the per-call tables plan p asks for (see the banner). k_ops: the key record, whose prep_q

@@ -40,7 +40,8 @@ struct attention_scratch {
   std::vector<const float*> rows;
   std::vector<std::uint8_t> mask;
   std::vector<std::byte> k_stage, v_stage;  // a paged K / V tile spanning blocks, copied for the kernels
-  std::vector<float> p2c;                   // DeBERTa's k . aQ of one key tile over the pair's distances
+  std::vector<float> p2c;                   // DeBERTa's products of one (query tile, key tile) pair over its distances
+  std::vector<float> relative;              // the backward's per-item sums of DeBERTa's table gradients
 };
 }  // namespace detail
 
@@ -52,7 +53,7 @@ class attention_workspace {
   attention_workspace& operator=(const attention_workspace&) = delete;
 
   // ---- used by the attention driver ----
-  std::vector<float> q, k, bias, shaw_key, shaw_value, shaw_query, partial;
+  std::vector<float> q, k, bias, shaw_key, shaw_value, shaw_query, shaw_rows, partial;
   std::vector<float> qk_q;  // q rows prepared for the in-place bfloat16 key kernel
   std::vector<double> query_bias;
   std::vector<detail::tile_summary> tiles;
