@@ -377,6 +377,42 @@ void BM_anchor_read_paged(benchmark::State& state) {
   state.counters["width"] = w512 ? 512 : 256;
 }
 
+/// The read loop in the head-major decode's order over a cache of range(0) MiB (half K, half V, each
+/// [8 kv heads][32768 tokens][dim] in a bench build): kv head by kv head (one work item each), for each
+/// 64-token key tile that head's K rows, then its V rows (two contiguous runs read in turns).
+/// range(1) threads (64 fixed runs of tiles), the read_anchor variant of range(2) streams and range(3)
+/// bytes of prefetch distance, prefetches crossing into the next piece. The token-major decode's order
+/// is BM_anchor_read_paged's contiguous cache (one block of the whole length).
+void BM_anchor_read_head_major(benchmark::State& state) {
+  const auto bytes = static_cast<std::size_t>(state.range(0)) << 20;
+  const int threads = static_cast<int>(state.range(1)), streams = static_cast<int>(state.range(2));
+  const std::ptrdiff_t prefetch = state.range(3), tile = 64, heads = 8;
+  const std::vector<float>& buf = read_buffer(bytes);
+  const auto row = static_cast<std::ptrdiff_t>(buf.size() / 2 / kCached / heads);  // floats per token of a head
+  std::vector<const float*> pieces;
+  for (std::ptrdiff_t g = 0; g < heads; ++g)
+    for (std::ptrdiff_t j0 = 0; j0 < kCached; j0 += tile)
+      for (const float* base : {buf.data(), buf.data() + buf.size() / 2})
+        pieces.push_back(base + (g * kCached + j0) * row);
+  pieces.push_back(pieces.back());
+  const std::size_t run = (pieces.size() - 1) / 64, n = static_cast<std::size_t>(tile * row);
+  const bool w512 = have_avx512();
+  for (auto _ : state) {
+    float out[64];
+    auto task = [&](std::ptrdiff_t i) {
+      float sum = 0;
+      for (std::size_t j = static_cast<std::size_t>(i) * run; j < static_cast<std::size_t>(i + 1) * run; ++j)
+        sum += read_anchor::read_chained(w512, streams, pieces[j], n, prefetch, pieces[j + 1]);
+      out[i] = sum;
+    };
+    pool(threads).run(64, posenc::task_ref(task));
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["bytes/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * static_cast<double>(run * 64 * n * 4), benchmark::Counter::kIsRate);
+  state.counters["width"] = w512 ? 512 : 256;
+}
+
 /// A model of the fp32 decode kernel's memory order with no arithmetic: the same K/V reads and software
 /// prefetches (tile-inl.hpp: qk_by_token, pv_by_head) over a token-major [token][8 heads][128] cache in
 /// 64-token tiles, each vector added to a sum instead of multiplied, with the kernels' prefetch hint
@@ -899,6 +935,14 @@ static void read_paged_variants(benchmark::internal::Benchmark* b) {
   b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.1);
 }
 BENCHMARK(BM_anchor_read_paged)->Apply(read_paged_variants);
+// The same variants in the head-major decode's order over the fp32 decode cache, 1 and 2 threads.
+static void read_head_major_variants(benchmark::internal::Benchmark* b) {
+  for (const std::int64_t threads : {1, 2})
+    for (const int streams : read_anchor::kStreams)
+      for (const std::ptrdiff_t pf : read_anchor::kPrefetch) b->Args({kMiB32, threads, streams, pf});
+  b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.1);
+}
+BENCHMARK(BM_anchor_read_head_major)->Apply(read_head_major_variants);
 #endif
 BENCHMARK(BM_prefill_none)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_none_1thread)->Arg(kPrefill)->UseRealTime()->Unit(benchmark::kMillisecond);
