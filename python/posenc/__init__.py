@@ -12,6 +12,7 @@ op and trainable encoder modules; ``python3 -m posenc.lab`` trains the length-ex
 from ._posenc import (  # noqa: F401
     ALiBi,
     ConfigError,
+    DeBERTa,
     DynamicNTKScaling,
     Encoder,
     ExplicitFrequencies,

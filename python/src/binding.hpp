@@ -307,6 +307,7 @@ void init_additive(py::module_& m);
 void init_alibi(py::module_& m);
 void init_t5(py::module_& m);
 void init_shaw(py::module_& m);
+void init_deberta(py::module_& m);
 void init_attention(py::module_& m);
 void init_caches(py::module_& m);
 void init_config(py::module_& m);  // config.cpp, built with nlohmann-json

@@ -29,6 +29,7 @@ PYBIND11_MODULE(_posenc, m) {
   pyposenc::init_alibi(m);
   pyposenc::init_t5(m);
   pyposenc::init_shaw(m);
+  pyposenc::init_deberta(m);
   pyposenc::init_attention(m);
   pyposenc::init_caches(m);
 #ifdef POSENC_PYTHON_CONFIG

@@ -55,6 +55,16 @@ void with_kv(const call_args& a, F&& f) {
   }
 }
 
+/// DeBERTa's p2c term (hook 5) belongs to encoders: the paged and ragged attention and the paged cache take
+/// no such encoder (a compile-time refusal there), so those calls raise ConfigError instead.
+template <class E>
+inline constexpr bool serves_decoders = !posenc::relative_query_encoding<E>;
+[[noreturn]] inline void refuse_relative_query(const char* call) {
+  throw posenc::config_error(
+      "encoder", "with a position-to-content term (DeBERTa p2c)",
+      std::string("an encoder without it: ") + call + " serve decoders; call attention on the padded batch");
+}
+
 template <class E>
 void run_attention(const call_args& a, const E& e) {
   const auto q = view4<const float>(a.q);
@@ -65,8 +75,12 @@ void run_attention(const call_args& a, const E& e) {
   fast.q8_0_int8_dot_products = a.q8_0_int8_dot_products;
   with_kv(a, [&](auto k, auto v) {
     if (a.ragged) {
-      const posenc::ragged_batch rb{a.cu_q, a.cu_k};
-      posenc::attention(q, k, v, out, rb, e, a.opts, fast);
+      if constexpr (serves_decoders<E>) {
+        const posenc::ragged_batch rb{a.cu_q, a.cu_k};
+        posenc::attention(q, k, v, out, rb, e, a.opts, fast);
+      } else {
+        refuse_relative_query("ragged batches");
+      }
     } else {
       posenc::attention(q, k, v, out, e, a.opts, fast);
     }
@@ -74,7 +88,7 @@ void run_attention(const call_args& a, const E& e) {
 }
 
 template <class E>
-void run_paged(const call_args& a, const E& e) {
+void run_paged_decoder(const call_args& a, const E& e) {
   const auto q = view4<const float>(a.q);
   const auto out = view4<float>(a.out);
   with_kv(a, [&](auto k, auto v) {
@@ -89,6 +103,16 @@ void run_paged(const call_args& a, const E& e) {
     fast.q8_0_int8_dot_products = a.q8_0_int8_dot_products;
     posenc::attention(q, kv, out, e, a.opts, fast);
   });
+}
+
+template <class E>
+void run_paged(const call_args& a, const E& e) {
+  if constexpr (!serves_decoders<E>) {
+    static_cast<void>(a), static_cast<void>(e);
+    refuse_relative_query("paged attention calls");
+  } else {
+    run_paged_decoder(a, e);
+  }
 }
 
 template <class T, class E>
@@ -141,7 +165,7 @@ void run_cache(cache_op o, posenc::kv_cache<float>& c, cache_args& a, const E& e
 }
 
 template <class E>
-void run_paged_cache(cache_op o, posenc::paged_kv_cache& c, cache_args& a, const E& e) {
+void run_paged_cache_decoder(cache_op o, posenc::paged_kv_cache& c, cache_args& a, const E& e) {
   switch (o) {
     case cache_op::append: {
       const auto k = view4<const float>(a.k), v = view4<const float>(a.v);
@@ -155,6 +179,16 @@ void run_paged_cache(cache_op o, posenc::paged_kv_cache& c, cache_args& a, const
     case cache_op::shift_window:
       c.shift_window(e, a.sequence, a.sink_tokens, a.evict);
       return;
+  }
+}
+
+template <class E>
+void run_paged_cache(cache_op o, posenc::paged_kv_cache& c, cache_args& a, const E& e) {
+  if constexpr (!serves_decoders<E>) {
+    static_cast<void>(o), static_cast<void>(c), static_cast<void>(a), static_cast<void>(e);
+    refuse_relative_query("paged KV caches");
+  } else {
+    run_paged_cache_decoder(o, c, a, e);
   }
 }
 
