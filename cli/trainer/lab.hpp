@@ -430,13 +430,11 @@ inline lab_result run_lab(const lab_options& o,
   detail::lab_session run(o, progress, read_corpus(r.corpus));
   r.train_bytes = run.train.size(), r.heldout_bytes = run.held.size();
   r.columns = run.columns;
-  // The models that run in sdpa (DeBERTa, CoPE: several times slower) start first: the others fill in.
+  // CoPE's models (sdpa, several times slower than the fused path) start first: the others fill in.
   std::vector<std::size_t> order(run.lines.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_partition(order.begin(), order.end(), [&](std::size_t i) {
-    const std::string& e = o.encoders[i / static_cast<std::size_t>(o.seeds)];
-    return e == "deberta" || e == "cope";
-  });
+  std::stable_partition(order.begin(), order.end(),
+                        [&](std::size_t i) { return o.encoders[i / static_cast<std::size_t>(o.seeds)] == "cope"; });
   detail::run_on_threads(order.size(), o.threads, [&](std::size_t i) { run.run_line(order[i]); });
   const auto seeds = static_cast<std::size_t>(o.seeds);
   std::vector<std::vector<lab_line>> per_seed(seeds);  // each seed's lines: the encodings, then the scalings
