@@ -28,7 +28,8 @@ void for_rows(const array_ref& x, std::ptrdiff_t d, F&& f) {
   std::array<std::ptrdiff_t, 8> idx{};
   for (std::ptrdiff_t r = 0; r < n; ++r) {
     std::ptrdiff_t off = 0;
-    for (int i = 0; i + 1 < x.ndim; ++i) off += idx[static_cast<std::size_t>(i)] * x.strides[static_cast<std::size_t>(i)];
+    for (int i = 0; i + 1 < x.ndim; ++i)
+      off += idx[static_cast<std::size_t>(i)] * x.strides[static_cast<std::size_t>(i)];
     f(r, std::span<T>(static_cast<T*>(x.data) + off, static_cast<std::size_t>(d)));
     for (int i = x.ndim - 1; i-- > 0;) {
       const auto u = static_cast<std::size_t>(i);
@@ -45,8 +46,9 @@ void add_rows(const E& e, py::handle xo, py::handle po) {
   const auto p = int_vector(po, "positions");
   const std::ptrdiff_t d = e.model_dim();
   if (static_cast<std::ptrdiff_t>(p.size()) * d != x.size())
-    throw py::value_error("positions: expected one position per row of x (" + std::to_string(x.size() / std::max<std::ptrdiff_t>(d, 1)) +
-                          "), got " + std::to_string(p.size()));
+    throw py::value_error("positions: expected one position per row of x (" +
+                          std::to_string(x.size() / std::max<std::ptrdiff_t>(d, 1)) + "), got " +
+                          std::to_string(p.size()));
   auto go = [&](auto tag) {
     using T = decltype(tag);
     for_rows<T>(x, d, [&](std::ptrdiff_t r, std::span<T> row) { e.add(p[static_cast<std::size_t>(r)], row); });
@@ -71,10 +73,10 @@ void init_additive(py::module_& m) {
                        double min_timescale, double max_timescale, std::int64_t position_origin,
                        std::optional<std::int64_t> padding_idx, double scale) {
              posenc::sinusoidal_config c{.d_model = d_model};
-             c.layout = parse_choice<posenc::sinusoidal_layout>(
-                 layout, "sinusoidal.layout",
-                 {{"interleaved", posenc::sinusoidal_layout::interleaved},
-                  {"concatenated", posenc::sinusoidal_layout::concatenated}});
+             c.layout =
+                 parse_choice<posenc::sinusoidal_layout>(layout, "sinusoidal.layout",
+                                                         {{"interleaved", posenc::sinusoidal_layout::interleaved},
+                                                          {"concatenated", posenc::sinusoidal_layout::concatenated}});
              c.spacing = parse_choice<posenc::sinusoidal_spacing>(
                  spacing, "sinusoidal.spacing",
                  {{"paper", posenc::sinusoidal_spacing::paper}, {"endpoint", posenc::sinusoidal_spacing::endpoint}});
@@ -99,8 +101,12 @@ void init_additive(py::module_& m) {
           },
           "positions"_a, "The encoding rows of the positions, float64 [len(positions), d_model].")
       .def(
-          "add", [](const S& e, py::object x, py::handle p) { add_rows(e.value, x, p); return x; }, "x"_a,
-          "positions"_a, "Adds the rows of the positions to x [..., d_model] (float32/64) in place; returns x.");
+          "add",
+          [](const S& e, py::object x, py::handle p) {
+            add_rows(e.value, x, p);
+            return x;
+          },
+          "x"_a, "positions"_a, "Adds the rows of the positions to x [..., d_model] (float32/64) in place; returns x.");
 
   using L = py_enc<posenc::learned_absolute>;
   py::class_<L, py_encoder, std::shared_ptr<L>>(
@@ -111,9 +117,11 @@ void init_additive(py::module_& m) {
              if (!a.given()) throw py::type_error("table: expected a [max_len, d_model] array");
              require_ndim(a, 2, "[max_len, d_model]");
              const std::vector<double> v = to_doubles(a);
-             auto e = std::make_shared<L>(posenc::learned_absolute(
-                 {.max_len = a.shape[0], .model_dim = a.shape[1], .offset = offset, .out_of_range = parse_out_of_range(oor)},
-                 std::span<const double>(v)));
+             auto e = std::make_shared<L>(posenc::learned_absolute({.max_len = a.shape[0],
+                                                                    .model_dim = a.shape[1],
+                                                                    .offset = offset,
+                                                                    .out_of_range = parse_out_of_range(oor)},
+                                                                   std::span<const double>(v)));
              e->finish();
              return e;
            }),
@@ -121,8 +129,13 @@ void init_additive(py::module_& m) {
       .def_property_readonly("model_dim", [](const L& e) { return e.value.model_dim(); })
       .def_property_readonly("max_len", [](const L& e) { return e.value.max_len(); })
       .def(
-          "add", [](const L& e, py::object x, py::handle p) { add_rows(e.value, x, p); return x; }, "x"_a,
-          "positions"_a, "Adds the table rows of the positions to x [..., d_model] (float32/64) in place; returns x.")
+          "add",
+          [](const L& e, py::object x, py::handle p) {
+            add_rows(e.value, x, p);
+            return x;
+          },
+          "x"_a, "positions"_a,
+          "Adds the table rows of the positions to x [..., d_model] (float32/64) in place; returns x.")
       .def(
           "accumulate_gradient",
           [](const L& e, py::handle positions, py::handle dx, py::handle grad) {
@@ -158,7 +171,8 @@ void init_additive(py::module_& m) {
         require_contiguous(x);
         require_contiguous(y);
         require_writable(y);
-        if (y.type != dtype::u8 || y.size() != x.size() / 32 * 34) throw py::value_error("out: expected uint8 [..., D/32, 34]");
+        if (y.type != dtype::u8 || y.size() != x.size() / 32 * 34)
+          throw py::value_error("out: expected uint8 [..., D/32, 34]");
         auto* out = static_cast<block_q8_0*>(y.data);
         const std::ptrdiff_t rows = x.size() / std::max<std::ptrdiff_t>(D, 1);
         for (std::ptrdiff_t r = 0; r < rows; ++r)
@@ -172,7 +186,8 @@ void init_additive(py::module_& m) {
         require_contiguous(y);
         require_contiguous(x);
         require_dtype(x, {dtype::f32});
-        if (y.type != dtype::u8 || x.size() != y.size() / 34 * 32) throw py::value_error("blocks: expected uint8 [..., n, 34]");
+        if (y.type != dtype::u8 || x.size() != y.size() / 34 * 32)
+          throw py::value_error("blocks: expected uint8 [..., n, 34]");
         const auto* in = static_cast<const block_q8_0*>(y.data);
         const std::ptrdiff_t n = x.size();
         posenc::kernels::dequantize_row_q8_0(in, static_cast<float*>(x.data), n);

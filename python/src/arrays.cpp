@@ -1,7 +1,9 @@
 // python/src/arrays.cpp — arrays from Python as posenc views: numpy through the buffer protocol,
 // torch (and any __dlpack__ producer) through DLPack, never copied; the checks that turn a wrong
 // dtype, rank, device, layout or a freed tensor into TypeError / ValueError naming the argument.
-#include <pybind11/numpy.h>
+// clang-format off
+#include <pybind11/numpy.h>  // Python.h before any standard header
+// clang-format on
 
 #include <cstring>
 #include <string>
@@ -296,7 +298,8 @@ std::vector<std::int64_t> int_vector(py::handle obj, const char* name) {
     } catch (...) {
       throw py::type_error(std::string(name) + ": expected integers (a list, numpy array or torch tensor)");
     }
-    if (!a.given()) throw py::type_error(std::string(name) + ": expected integers (a list, numpy array or torch tensor)");
+    if (!a.given())
+      throw py::type_error(std::string(name) + ": expected integers (a list, numpy array or torch tensor)");
   }
   require_dtype(a, {dtype::i64, dtype::i32, dtype::u8, dtype::bool_});
   std::vector<std::int64_t> out(static_cast<std::size_t>(a.size()));

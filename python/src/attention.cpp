@@ -47,9 +47,10 @@ const py_encoder& encoder_of(py::handle e) {
   try {
     return e.cast<const py_encoder&>();
   } catch (const py::cast_error&) {
-    throw py::type_error("encoder: expected a posenc encoder (posenc.RoPE, posenc.ALiBi, ..., posenc.combine(...)) "
-                         "or None, got " +
-                         py::str(py::type::handle_of(e).attr("__name__")).cast<std::string>());
+    throw py::type_error(
+        "encoder: expected a posenc encoder (posenc.RoPE, posenc.ALiBi, ..., posenc.combine(...)) "
+        "or None, got " +
+        py::str(py::type::handle_of(e).attr("__name__")).cast<std::string>());
   }
 }
 

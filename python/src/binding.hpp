@@ -13,8 +13,11 @@
 // (positions, masks and segment ids are copied as int64/int32/uint8 vectors: O(batch x tokens)).
 #pragma once
 
+// clang-format off
+// Python.h (through pybind11) before any standard header, as the CPython API requires.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+// clang-format on
 
 #include <array>
 #include <cstddef>
@@ -53,9 +56,9 @@ struct array_ref {
   int ndim = 0;
   std::array<std::ptrdiff_t, 8> shape{}, strides{};
   bool writable = true;
-  std::string name;           // the argument's name, for errors
-  std::shared_ptr<void> dl;   // the DLPack tensor taken from a capsule (its deleter runs on release)
-  py::object owner;           // the Python object (kept alive while the view is used)
+  std::string name;          // the argument's name, for errors
+  std::shared_ptr<void> dl;  // the DLPack tensor taken from a capsule (its deleter runs on release)
+  py::object owner;          // the Python object (kept alive while the view is used)
   [[nodiscard]] bool given() const noexcept { return owner && !owner.is_none(); }
   [[nodiscard]] std::ptrdiff_t size() const noexcept {
     std::ptrdiff_t n = 1;
@@ -136,9 +139,7 @@ struct transform_impl final : transform_base {
   void apply(tensor_view<bfloat16> x, std::span<const std::int64_t> p, bool q, bool b) const override {
     go(x, p, q, b);
   }
-  void apply(tensor_view<float16> x, std::span<const std::int64_t> p, bool q, bool b) const override {
-    go(x, p, q, b);
-  }
+  void apply(tensor_view<float16> x, std::span<const std::int64_t> p, bool q, bool b) const override { go(x, p, q, b); }
   [[nodiscard]] const posenc::rope* as_rope() const override {
     if constexpr (std::is_same_v<T, posenc::rope>)
       return &t;
@@ -264,8 +265,8 @@ struct bias_ops {
   [[nodiscard]] virtual std::string name() const = 0;
   [[nodiscard]] virtual bool is_none() const { return false; }
   [[nodiscard]] virtual std::ptrdiff_t parameter_count() const { return 0; }
-  [[nodiscard]] virtual std::ptrdiff_t num_heads() const { return 0; }     // 0: no per-head bias
-  [[nodiscard]] virtual std::ptrdiff_t head_dim() const { return 0; }      // 0: no relative k/v
+  [[nodiscard]] virtual std::ptrdiff_t num_heads() const { return 0; }  // 0: no per-head bias
+  [[nodiscard]] virtual std::ptrdiff_t head_dim() const { return 0; }   // 0: no relative k/v
   /// Runs `o` with the encoder combine(*t, bias) (t null: the bias alone). The GIL is released here.
   virtual void run(op o, call_args& a, const dyn_transform* t) const = 0;
   virtual void run_cache(cache_op o, kv_cache_holder& c, cache_args& a, const dyn_transform* t) const = 0;

@@ -3,7 +3,9 @@
 // posenc.PagedKVCache (vLLM's block layout), over posenc::kv_cache<float> / paged_kv_cache. Each
 // call goes through the encoder's bias ops (ops.hpp), GIL released; the Python layer (_api.py)
 // allocates outputs.
-#include <pybind11/numpy.h>
+// clang-format off
+#include <pybind11/numpy.h>  // Python.h before any standard header
+// clang-format on
 
 #include <cmath>
 
@@ -97,25 +99,24 @@ void init_caches(py::module_& m) {
       .def(py::init([](std::ptrdiff_t batch, std::ptrdiff_t kv_heads, std::ptrdiff_t head_dim,
                        std::optional<std::ptrdiff_t> value_dim, std::ptrdiff_t capacity, const std::string& policy,
                        const std::string& key_type, const std::string& value_type) {
-             return kv_cache_holder{posenc::kv_cache<float>({.batch = batch,
-                                                             .kv_heads = kv_heads,
-                                                             .head_dim = head_dim,
-                                                             .value_dim = value_dim,
-                                                             .capacity = capacity,
-                                                             .policy = parse_cache_policy(policy),
-                                                             .key_type = parse_cache_type(key_type, "kv_cache.key_type"),
-                                                             .value_type =
-                                                                 parse_cache_type(value_type, "kv_cache.value_type")})};
+             return kv_cache_holder{
+                 posenc::kv_cache<float>({.batch = batch,
+                                          .kv_heads = kv_heads,
+                                          .head_dim = head_dim,
+                                          .value_dim = value_dim,
+                                          .capacity = capacity,
+                                          .policy = parse_cache_policy(policy),
+                                          .key_type = parse_cache_type(key_type, "kv_cache.key_type"),
+                                          .value_type = parse_cache_type(value_type, "kv_cache.value_type")})};
            }),
            py::kw_only(), "batch"_a = 1, "kv_heads"_a, "head_dim"_a, "value_dim"_a = py::none(), "capacity"_a = 0,
            "policy"_a = "rerotate_cached_keys", "key_type"_a = "float32", "value_type"_a = "float32")
       .def_property_readonly("length", [](const kv_cache_holder& c) { return c.cache.length(); })
       .def_property_readonly("capacity", [](const kv_cache_holder& c) { return c.cache.capacity(); })
       .def_property_readonly("batch", [](const kv_cache_holder& c) { return c.cache.batch(); })
-      .def_property_readonly("value_dim",
-                             [](const kv_cache_holder& c) {
-                               return c.cache.config().value_dim.value_or(c.cache.config().head_dim);
-                             })
+      .def_property_readonly(
+          "value_dim",
+          [](const kv_cache_holder& c) { return c.cache.config().value_dim.value_or(c.cache.config().head_dim); })
       .def_property_readonly("positions",
                              [](const kv_cache_holder& c) {
                                const auto p = c.cache.positions();
@@ -142,7 +143,8 @@ void init_caches(py::module_& m) {
           },
           "The cached values [B, length, Hkv, Dv]: a read-only view of the cache's memory.")
       .def("clear", [](kv_cache_holder& c) { c.cache.clear(); })
-      .def("truncate", [](kv_cache_holder& c, std::ptrdiff_t n) { c.cache.truncate(n); }, "n"_a)
+      .def(
+          "truncate", [](kv_cache_holder& c, std::ptrdiff_t n) { c.cache.truncate(n); }, "n"_a)
       .def(
           "append",
           [](kv_cache_holder& c, py::handle encoder, py::handle k, py::handle v, py::handle positions,
@@ -189,21 +191,23 @@ void init_caches(py::module_& m) {
       .def(py::init([](std::ptrdiff_t kv_heads, std::ptrdiff_t head_dim, std::optional<std::ptrdiff_t> value_dim,
                        std::ptrdiff_t block_size, std::ptrdiff_t num_blocks, const std::string& key_type,
                        const std::string& value_type) {
-             return paged_cache_holder{posenc::paged_kv_cache(
-                 {.kv_heads = kv_heads,
-                  .head_dim = head_dim,
-                  .value_dim = value_dim,
-                  .block_size = block_size,
-                  .num_blocks = num_blocks,
-                  .key_type = parse_cache_type(key_type, "paged_kv_cache.key_type"),
-                  .value_type = parse_cache_type(value_type, "paged_kv_cache.value_type")})};
+             return paged_cache_holder{
+                 posenc::paged_kv_cache({.kv_heads = kv_heads,
+                                         .head_dim = head_dim,
+                                         .value_dim = value_dim,
+                                         .block_size = block_size,
+                                         .num_blocks = num_blocks,
+                                         .key_type = parse_cache_type(key_type, "paged_kv_cache.key_type"),
+                                         .value_type = parse_cache_type(value_type, "paged_kv_cache.value_type")})};
            }),
-           py::kw_only(), "kv_heads"_a, "head_dim"_a, "value_dim"_a = py::none(), "block_size"_a = 16,
-           "num_blocks"_a, "key_type"_a = "float32", "value_type"_a = "float32")
+           py::kw_only(), "kv_heads"_a, "head_dim"_a, "value_dim"_a = py::none(), "block_size"_a = 16, "num_blocks"_a,
+           "key_type"_a = "float32", "value_type"_a = "float32")
       .def_property_readonly("free_blocks", [](const paged_cache_holder& c) { return c.cache.free_blocks(); })
       .def("add_sequence", [](paged_cache_holder& c) { return c.cache.add_sequence(); })
-      .def("free_sequence", [](paged_cache_holder& c, std::ptrdiff_t s) { c.cache.free_sequence(s); }, "s"_a)
-      .def("length", [](const paged_cache_holder& c, std::ptrdiff_t s) { return c.cache.length(s); }, "s"_a)
+      .def(
+          "free_sequence", [](paged_cache_holder& c, std::ptrdiff_t s) { c.cache.free_sequence(s); }, "s"_a)
+      .def(
+          "length", [](const paged_cache_holder& c, std::ptrdiff_t s) { return c.cache.length(s); }, "s"_a)
       .def(
           "blocks",
           [](const paged_cache_holder& c, std::ptrdiff_t s) {

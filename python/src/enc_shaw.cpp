@@ -19,7 +19,8 @@ void init_shaw(py::module_& m) {
       .def(py::init([](py::handle key_table, py::handle value_table, std::optional<std::int64_t> k_left,
                        std::optional<std::int64_t> k_right, const std::string& sign, bool clip) {
              const array_ref kt = get_array(key_table, "key_table"), vt = get_array(value_table, "value_table");
-             if (!kt.given()) throw py::type_error("key_table: expected a [rows, head_dim] or [heads, rows, head_dim] array");
+             if (!kt.given())
+               throw py::type_error("key_table: expected a [rows, head_dim] or [heads, rows, head_dim] array");
              if (kt.ndim != 2 && kt.ndim != 3)
                throw py::value_error("key_table: expected [rows, head_dim] or [heads, rows, head_dim], got shape " +
                                      kt.shape_text());

@@ -35,9 +35,9 @@ inline posenc::pairing parse_pairing(const std::string& v, const char* p) {
       v, p, {{"half_split", posenc::pairing::half_split}, {"interleaved", posenc::pairing::interleaved}});
 }
 inline posenc::partial_rotary_mode parse_partial_mode(const std::string& v) {
-  return parse_choice<posenc::partial_rotary_mode>(v, "rope.partial_mode",
-                                                   {{"prefix", posenc::partial_rotary_mode::prefix},
-                                                    {"proportional", posenc::partial_rotary_mode::proportional}});
+  return parse_choice<posenc::partial_rotary_mode>(
+      v, "rope.partial_mode",
+      {{"prefix", posenc::partial_rotary_mode::prefix}, {"proportional", posenc::partial_rotary_mode::proportional}});
 }
 inline posenc::angle_mode parse_angle_mode(const std::string& v) {
   return parse_choice<posenc::angle_mode>(
@@ -50,14 +50,16 @@ inline posenc::dynamic_length_source parse_length_source(const std::string& v) {
        {"fixed_max", posenc::dynamic_length_source::fixed_max}});
 }
 inline posenc::longrope_switch parse_longrope_switch(const std::string& v) {
-  return parse_choice<posenc::longrope_switch>(v, "longrope.switch_policy",
-                                               {{"per_call_max_position", posenc::longrope_switch::per_call_max_position},
-                                                {"fixed_by_capacity", posenc::longrope_switch::fixed_by_capacity},
-                                                {"always_long", posenc::longrope_switch::always_long}});
+  return parse_choice<posenc::longrope_switch>(
+      v, "longrope.switch_policy",
+      {{"per_call_max_position", posenc::longrope_switch::per_call_max_position},
+       {"fixed_by_capacity", posenc::longrope_switch::fixed_by_capacity},
+       {"always_long", posenc::longrope_switch::always_long}});
 }
 inline posenc::mrope_layout parse_mrope_layout(const std::string& v) {
   return parse_choice<posenc::mrope_layout>(
-      v, "mrope.layout", {{"contiguous", posenc::mrope_layout::contiguous}, {"interleaved", posenc::mrope_layout::interleaved}});
+      v, "mrope.layout",
+      {{"contiguous", posenc::mrope_layout::contiguous}, {"interleaved", posenc::mrope_layout::interleaved}});
 }
 inline posenc::xpos_center_policy parse_xpos_center(const std::string& v) {
   return parse_choice<posenc::xpos_center_policy>(v, "xpos.center_policy",
@@ -87,10 +89,11 @@ inline posenc::out_of_range_policy parse_out_of_range(const std::string& v) {
                                                     {"zero", posenc::out_of_range_policy::zero}});
 }
 inline posenc::rope_cache_policy parse_cache_policy(const std::string& v) {
-  return parse_choice<posenc::rope_cache_policy>(v, "kv_cache.policy",
-                                                 {{"rerotate_cached_keys", posenc::rope_cache_policy::rerotate_cached_keys},
-                                                  {"drop_cache", posenc::rope_cache_policy::drop_cache},
-                                                  {"keep_stale", posenc::rope_cache_policy::keep_stale}});
+  return parse_choice<posenc::rope_cache_policy>(
+      v, "kv_cache.policy",
+      {{"rerotate_cached_keys", posenc::rope_cache_policy::rerotate_cached_keys},
+       {"drop_cache", posenc::rope_cache_policy::drop_cache},
+       {"keep_stale", posenc::rope_cache_policy::keep_stale}});
 }
 inline posenc::kv_cache_type parse_cache_type(const std::string& v, const char* p) {
   return parse_choice<posenc::kv_cache_type>(

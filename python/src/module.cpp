@@ -21,8 +21,9 @@ PYBIND11_MODULE(_posenc, m) {
       config_error(e.what());
     }
   });
-  m.def("_isa", [] { return std::string(posenc::kernels::isa_name(posenc::kernels::active_isa())); },
-        "The kernel ISA posenc's dispatch chose on this CPU.");
+  m.def(
+      "_isa", [] { return std::string(posenc::kernels::isa_name(posenc::kernels::active_isa())); },
+      "The kernel ISA posenc's dispatch chose on this CPU.");
   pyposenc::init_arrays(m);
   pyposenc::init_transforms(m);
   pyposenc::init_additive(m);

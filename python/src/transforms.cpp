@@ -112,8 +112,9 @@ posenc::rope_scaling scaling_from(py::handle s) {
   try {
     return s.cast<posenc::rope_scaling>();
   } catch (const py::cast_error&) {
-    throw py::type_error("scaling: expected one of posenc.LinearScaling, NTKScaling, DynamicNTKScaling, "
-                         "YaRNScaling, Llama3Scaling, LongRoPEScaling, FrequencyFactors, ExplicitFrequencies");
+    throw py::type_error(
+        "scaling: expected one of posenc.LinearScaling, NTKScaling, DynamicNTKScaling, "
+        "YaRNScaling, Llama3Scaling, LongRoPEScaling, FrequencyFactors, ExplicitFrequencies");
   }
 }
 
@@ -133,7 +134,9 @@ posenc::rope_config rope_config_from(std::ptrdiff_t head_dim, double theta, std:
           .allow_compression = allow_compression};
 }
 
-py::array_t<double> to_array(std::span<const double> s) { return py::array_t<double>(s.size(), s.data()); }
+py::array_t<double> to_array(std::span<const double> s) {
+  return py::array_t<double>(s.size(), s.data());
+}
 
 void bind_scalings(py::module_& m) {
   using namespace posenc;
@@ -154,8 +157,8 @@ void bind_scalings(py::module_& m) {
       .def(py::init([](double factor, std::int64_t original_max_position, double beta_fast, double beta_slow,
                        std::optional<double> attention_factor, std::optional<double> mscale,
                        std::optional<double> mscale_all_dim, bool truncate, double extrapolation_factor) {
-             return yarn_scaling{factor,         original_max_position, beta_fast, beta_slow, attention_factor,
-                                 mscale,         mscale_all_dim,        truncate,  extrapolation_factor};
+             return yarn_scaling{factor, original_max_position, beta_fast, beta_slow,           attention_factor,
+                                 mscale, mscale_all_dim,        truncate,  extrapolation_factor};
            }),
            py::kw_only(), "factor"_a, "original_max_position"_a, "beta_fast"_a = 32.0, "beta_slow"_a = 1.0,
            "attention_factor"_a = py::none(), "mscale"_a = py::none(), "mscale_all_dim"_a = py::none(),
@@ -173,17 +176,21 @@ void bind_scalings(py::module_& m) {
       .def(py::init([](std::vector<double> s, std::vector<double> l, std::int64_t l0, std::optional<double> factor,
                        std::int64_t max_position, std::optional<double> af, const std::string& policy,
                        std::int64_t capacity) {
-             return longrope_scaling{std::move(s), std::move(l), l0,  factor, max_position,
-                                     af,           parse_longrope_switch(policy), capacity};
+             return longrope_scaling{
+                 std::move(s), std::move(l), l0, factor, max_position, af, parse_longrope_switch(policy), capacity};
            }),
            py::kw_only(), "short_factor"_a, "long_factor"_a, "original_max_position"_a, "factor"_a = py::none(),
            "max_position"_a = 0, "attention_factor"_a = py::none(), "switch_policy"_a = "per_call_max_position",
            "capacity"_a = 0);
   py::class_<frequency_factors>(m, "FrequencyFactors", "Per-pair divisors (llama.cpp rope_freqs).")
-      .def(py::init([](std::vector<double> f, double af) { return frequency_factors{std::move(f), af}; }),
+      .def(py::init([](std::vector<double> f, double af) {
+             return frequency_factors{std::move(f), af};
+           }),
            py::kw_only(), "factors"_a, "attention_factor"_a = 1.0);
   py::class_<explicit_frequencies>(m, "ExplicitFrequencies", "Frequencies given outright.")
-      .def(py::init([](std::vector<double> f, double af) { return explicit_frequencies{std::move(f), af}; }),
+      .def(py::init([](std::vector<double> f, double af) {
+             return explicit_frequencies{std::move(f), af};
+           }),
            py::kw_only(), "inv_freq"_a, "attention_factor"_a = 1.0);
 }
 
@@ -200,18 +207,17 @@ void init_transforms(py::module_& m) {
       .def_property_readonly(
           "has_transform", [](const py_encoder& e) { return e.chain.has_value(); },
           "Whether the encoder rewrites q and k (RoPE, mRoPE, xPos, temperature).")
-      .def_property_readonly(
-          "head_dim", [](const py_encoder& e) -> std::optional<std::ptrdiff_t> {
-            if (e.chain) return e.chain->head_dim();
-            if (e.bias->head_dim() > 0) return e.bias->head_dim();
-            return std::nullopt;
-          })
-      .def_property_readonly(
-          "num_heads",
-          [](const py_encoder& e) -> std::optional<std::ptrdiff_t> {
-            if (e.bias->num_heads() > 0) return e.bias->num_heads();
-            return std::nullopt;
-          })
+      .def_property_readonly("head_dim",
+                             [](const py_encoder& e) -> std::optional<std::ptrdiff_t> {
+                               if (e.chain) return e.chain->head_dim();
+                               if (e.bias->head_dim() > 0) return e.bias->head_dim();
+                               return std::nullopt;
+                             })
+      .def_property_readonly("num_heads",
+                             [](const py_encoder& e) -> std::optional<std::ptrdiff_t> {
+                               if (e.bias->num_heads() > 0) return e.bias->num_heads();
+                               return std::nullopt;
+                             })
       .def_property_readonly("softmax_scale_multiplier",
                              [](const py_encoder& e) { return e.chain ? e.chain->softmax_scale_multiplier() : 1.0; })
       .def(
@@ -246,12 +252,11 @@ void init_transforms(py::module_& m) {
           "The score bias [H, len(query_positions), len(key_positions)] in float64 (ALiBi, T5).")
       .def("__repr__", [](const py_encoder& e) { return "<posenc encoder " + e.name() + ">"; });
 
-  py::class_<py_nope, py_encoder, std::shared_ptr<py_nope>>(m, "NoPE", "No positional encoding.")
-      .def(py::init([] {
-        auto e = std::make_shared<py_nope>();
-        e->finish();
-        return e;
-      }));
+  py::class_<py_nope, py_encoder, std::shared_ptr<py_nope>>(m, "NoPE", "No positional encoding.").def(py::init([] {
+    auto e = std::make_shared<py_nope>();
+    e->finish();
+    return e;
+  }));
 
   py::class_<py_enc<posenc::rope>, py_encoder, std::shared_ptr<py_enc<posenc::rope>>>(
       m, "RoPE",
@@ -261,9 +266,9 @@ void init_transforms(py::module_& m) {
                        std::optional<double> partial_rotary_factor, const std::string& partial_mode,
                        std::ptrdiff_t rotary_offset, const std::string& layout, py::handle scaling,
                        const std::string& angles, bool allow_compression) {
-             return make_transform(posenc::rope(rope_config_from(head_dim, theta, rotary_dim, partial_rotary_factor,
-                                                                 partial_mode, rotary_offset, layout, scaling, angles,
-                                                                 allow_compression)));
+             return make_transform(
+                 posenc::rope(rope_config_from(head_dim, theta, rotary_dim, partial_rotary_factor, partial_mode,
+                                               rotary_offset, layout, scaling, angles, allow_compression)));
            }),
            py::kw_only(), "head_dim"_a, "theta"_a = 10000.0, "rotary_dim"_a = py::none(),
            "partial_rotary_factor"_a = py::none(), "partial_mode"_a = "prefix", "rotary_offset"_a = 0,
@@ -307,8 +312,7 @@ void init_transforms(py::module_& m) {
            }),
            py::kw_only(), "head_dim"_a, "theta"_a = 10000.0, "gamma"_a = 0.4, "scale_base"_a = 512.0,
            "layout"_a = "interleaved", "center_policy"_a = "fixed", "center"_a = 0);
-  py::class_<py_enc<posenc::attention_temperature>, py_encoder,
-             std::shared_ptr<py_enc<posenc::attention_temperature>>>(
+  py::class_<py_enc<posenc::attention_temperature>, py_encoder, std::shared_ptr<py_enc<posenc::attention_temperature>>>(
       m, "Temperature", "The position-dependent query temperature of Llama 4 ('llama4') and Mistral 3 ('llama4_beta').")
       .def(py::init([](std::ptrdiff_t head_dim, const std::string& rule, double floor_scale, double scale) {
              return make_transform(posenc::attention_temperature({.head_dim = head_dim,
@@ -317,8 +321,9 @@ void init_transforms(py::module_& m) {
                                                                   .scale = scale}));
            }),
            py::kw_only(), "head_dim"_a, "rule"_a = "llama4", "floor_scale"_a = 8192.0, "scale"_a = 0.1)
-      .def("factor", [](const py_enc<posenc::attention_temperature>& e, std::int64_t p) { return e.value.factor(p); },
-           "position"_a, "The factor a query at this position is multiplied by.");
+      .def(
+          "factor", [](const py_enc<posenc::attention_temperature>& e, std::int64_t p) { return e.value.factor(p); },
+          "position"_a, "The factor a query at this position is multiplied by.");
 
   m.def(
       "combine",
@@ -328,8 +333,9 @@ void init_transforms(py::module_& m) {
           const auto& p = h.cast<const py_encoder&>();
           e->transforms.insert(e->transforms.end(), p.transforms.begin(), p.transforms.end());
           if (p.bias && !p.bias->is_none()) {
-            if (e->bias) throw py::type_error("combine: at most one score-bias or relative k/v encoder ('" +
-                                              e->bias->name() + "' and '" + p.bias->name() + "')");
+            if (e->bias)
+              throw py::type_error("combine: at most one score-bias or relative k/v encoder ('" + e->bias->name() +
+                                   "' and '" + p.bias->name() + "')");
             e->bias = p.bias;
           }
         }

@@ -93,7 +93,8 @@ TEST_CASE("sdpa_backward matches PyTorch autograd: Shaw key and value tables", "
   const auto& c = posenc_test::golden_case(file, "shaw_key_value_k2");
   const golden_inputs in(c);
   const std::vector<double> kt = flatten(c["shaw_key_table"]), vt = flatten(c["shaw_value_table"]);
-  const posenc::shaw_relative shaw(posenc::shaw_relative_config::symmetric(c["k_max"].get<std::int64_t>(), in.D), kt, vt);
+  const posenc::shaw_relative shaw(posenc::shaw_relative_config::symmetric(c["k_max"].get<std::int64_t>(), in.D), kt,
+                                   vt);
   std::vector<double> grad(kt.size() + vt.size(), 0.0);
   in.check(c, shaw, {}, {.encoder = grad});
   expect_golden(std::vector<double>(grad.begin(), grad.begin() + static_cast<std::ptrdiff_t>(kt.size())),
@@ -108,9 +109,9 @@ TEST_CASE("sdpa_backward matches PyTorch autograd: RoPE then T5 buckets, causal 
   const golden_inputs in(c);
   const std::vector<double> table = flatten(c["t5_table"]);
   const posenc::t5_bias_config cfg{.num_buckets = c["t5"]["num_buckets"],
-                              .max_distance = c["t5"]["max_distance"],
-                              .bidirectional = c["t5"]["bidirectional"],
-                              .num_heads = in.Hq};
+                                   .max_distance = c["t5"]["max_distance"],
+                                   .bidirectional = c["t5"]["bidirectional"],
+                                   .num_heads = in.Hq};
   const auto enc =
       posenc::combine(posenc::rope({.head_dim = static_cast<int>(in.D), .theta = 10000}), posenc::t5_bias(cfg, table));
   std::vector<double> grad(table.size(), 0.0);

@@ -20,8 +20,8 @@ using posenc::attention_options;
 using posenc::cache_event;
 using posenc::kv_cache;
 using posenc::rope_cache_policy;
-using posenc_test::tensor4;
 using posenc_test::batch_positions;
+using posenc_test::tensor4;
 
 namespace {
 

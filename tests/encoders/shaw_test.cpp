@@ -61,9 +61,9 @@ TEST_CASE("shaw: golden attention case through a local double loop", "[shaw][gol
   const auto q = flatten(c.at("inputs").at("q")), k = flatten(c.at("inputs").at("k")),
              v = flatten(c.at("inputs").at("v"));
   const auto tk = flatten(c.at("inputs").at("rel_keys_table")), tv = flatten(c.at("inputs").at("rel_values_table"));
-  const shaw_relative s(
-      shaw_relative_config::symmetric(c.at("max_relative_position").get<std::int64_t>(), static_cast<std::ptrdiff_t>(D)), tk,
-      tv);
+  const shaw_relative s(shaw_relative_config::symmetric(c.at("max_relative_position").get<std::int64_t>(),
+                                                        static_cast<std::ptrdiff_t>(D)),
+                        tk, tv);
   std::vector<double> logits, weights, out, index;
   for (std::size_t h = 0; h < H; ++h) {
     for (std::size_t i = 0; i < L; ++i) {
@@ -151,7 +151,8 @@ TEST_CASE("shaw: invalid configuration names the parameter", "[shaw][invalid]") 
   auto make = [&](shaw_relative_config c, std::size_t nk, std::size_t nv) {
     return shaw_relative(c, std::span<const double>(t).first(nk), std::span<const double>(t).first(nv));
   };
-  CHECK(error_of([&] { make(shaw_relative_config::symmetric(0, 2), 2, 2); }).find("shaw.k_right = 0") != std::string::npos);
+  CHECK(error_of([&] { make(shaw_relative_config::symmetric(0, 2), 2, 2); }).find("shaw.k_right = 0") !=
+        std::string::npos);
   CHECK(error_of([&] { make({.head_dim = 2, .k_left = -1, .k_right = 2}, 4, 4); }).find("shaw.k_left = -1") !=
         std::string::npos);
   CHECK(error_of([&] { make({.head_dim = 0, .k_left = 2, .k_right = 2}, 0, 0); }).find("shaw.head_dim = 0") !=

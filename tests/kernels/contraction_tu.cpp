@@ -17,5 +17,7 @@ double posenc_test_reduced_angle_fma_tu(std::int64_t p, double w) {
 }
 #define POSENC_TEST_STR2(x) #x
 #define POSENC_TEST_STR(x) POSENC_TEST_STR2(x)
-const char* posenc_test_fma_tu_abi() { return POSENC_TEST_STR(POSENC_KERNELS_ABI); }
+const char* posenc_test_fma_tu_abi() {
+  return POSENC_TEST_STR(POSENC_KERNELS_ABI);
+}
 #endif

@@ -92,7 +92,8 @@ TEST_CASE("mrope.json contiguous apply (Qwen2-VL 7B) at the README tolerances", 
       for (std::size_t i = 0; i < ps.size(); ++i) CHECK(int(enc.pair_streams()[i]) == ps[i]);
       if (mode == angle_mode::reference_fp32) {
         // HF's fp32 inv_freq (rtol 1e-6, README); outputs vs _fp32 (atol 2e-6, fp32 angle)
-        POSENC_CHECK_CLOSE(enc.base_frequencies().inv_freq, c.at("inv_freq_fp32").get<std::vector<double>>(), 0.0, 1e-6);
+        POSENC_CHECK_CLOSE(enc.base_frequencies().inv_freq, c.at("inv_freq_fp32").get<std::vector<double>>(), 0.0,
+                           1e-6);
         // the reference's own fp32 inv_freq (our powf may differ by an ulp, which a large position
         // would amplify): then the angle is HF's float32(position) * inv_freq_fp32 exactly
         mrope_config hf = enc.config();
