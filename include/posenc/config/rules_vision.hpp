@@ -45,7 +45,8 @@ inline std::optional<vision_spec> rule_vision(const context& c) {
     return std::nullopt;
   }
   config_value keys = c.v.vision;
-  for (const auto& m : pairs_object(t->defaults).members())
+  const config_value defaults = pairs_object(t->defaults);  // named: members() views into it
+  for (const auto& m : defaults.members())
     if (!keys.find(m.key) || keys.find(m.key)->is_null()) keys.set(m.key, m.value);
   const key_reader r{&keys, prefix};
   vision_spec s;
