@@ -47,7 +47,8 @@ def test_half_kv_equals_float_call_on_rounded_values(dtype):
     q, k, v = (torch.randn(2, 70, 4, 64) for _ in range(3))
     kh, vh = k.to(dtype), v.to(dtype)
     enc = posenc.combine(posenc.RoPE(head_dim=64), posenc.ALiBi(num_heads=4))
-    got = posenc.attention(q, kh, vh, enc, causal=True, transform_keys=False)
+    # bf16_dot_products=False: the exact path (the default rounds q and p to bf16 on AVX512_BF16).
+    got = posenc.attention(q, kh, vh, enc, causal=True, transform_keys=False, bf16_dot_products=False)
     want = posenc.attention(q, kh.float(), vh.float(), enc, causal=True, transform_keys=False)
     assert float((got - want).abs().max()) < 1e-5
 
