@@ -15,6 +15,8 @@
 #include <posenc/core/parallel.hpp>
 #include <posenc/encoders/no_position.hpp>
 
+#include "shapes.hpp"
+
 namespace {
 
 std::vector<float> filled(std::size_t n, std::uint32_t seed) {

@@ -32,19 +32,17 @@
 #include <posenc/kernels/q8_0.hpp>
 
 #include "read_anchor.hpp"
+#include "shapes.hpp"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
-// Debug builds (the dev preset's smoke run) use small shapes; release builds the shapes.
-#if defined(NDEBUG)
-constexpr std::int64_t kPrefill = 4096, kCached = 32768, kMiB32 = 256, kMiB16 = 128, kMiBq8 = 68, kInCache = 512;
-constexpr std::int64_t kShort = 4096, kMiB32Short = 32, kMiB16Short = 16;
-#else
-constexpr std::int64_t kPrefill = 256, kCached = 1024, kMiB32 = 8, kMiB16 = 4, kMiBq8 = 2, kInCache = 512;
-constexpr std::int64_t kShort = 256, kMiB32Short = 1, kMiB16Short = 1;
-#endif
+// Quoted shapes, or small ones in Debug builds and smoke runs (shapes.hpp).
+const bool kSmoke = bench_smoke_shapes();
+const std::int64_t kPrefill = kSmoke ? 256 : 4096, kCached = kSmoke ? 1024 : 32768, kMiB32 = kSmoke ? 8 : 256,
+                   kMiB16 = kSmoke ? 4 : 128, kMiBq8 = kSmoke ? 2 : 68, kInCache = 512;
+const std::int64_t kShort = kSmoke ? 256 : 4096, kMiB32Short = kSmoke ? 1 : 32, kMiB16Short = kSmoke ? 1 : 16;
 
 namespace {
 
@@ -918,7 +916,7 @@ static void read_variants(benchmark::internal::Benchmark* b) {
     for (const std::int64_t threads : {1, 2})
       for (const int streams : read_anchor::kStreams)
         for (const std::ptrdiff_t pf : read_anchor::kPrefetch) b->Args({mib, threads, streams, pf});
-  b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.1);
+  b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(kSmoke ? 0.001 : 0.1);
 }
 BENCHMARK(BM_anchor_read_bw)->Apply(read_variants);
 // The same variants in the decode kernel's order over paged_shapes' caches (fp32 and bf16, blocks of 16 and 256
@@ -932,7 +930,7 @@ static void read_paged_variants(benchmark::internal::Benchmark* b) {
         for (const int streams : read_anchor::kStreams)
           for (const std::ptrdiff_t pf : read_anchor::kPrefetch) b->Args({mib, threads, tokens, shuffled, streams, pf});
       }
-  b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.1);
+  b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(kSmoke ? 0.001 : 0.1);
 }
 BENCHMARK(BM_anchor_read_paged)->Apply(read_paged_variants);
 // The same variants in the head-major decode's order over the fp32 decode cache, 1 and 2 threads.
@@ -940,7 +938,7 @@ static void read_head_major_variants(benchmark::internal::Benchmark* b) {
   for (const std::int64_t threads : {1, 2})
     for (const int streams : read_anchor::kStreams)
       for (const std::ptrdiff_t pf : read_anchor::kPrefetch) b->Args({kMiB32, threads, streams, pf});
-  b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.1);
+  b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(kSmoke ? 0.001 : 0.1);
 }
 BENCHMARK(BM_anchor_read_head_major)->Apply(read_head_major_variants);
 #endif
