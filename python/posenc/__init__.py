@@ -12,11 +12,14 @@ op and trainable encoder modules; ``python3 -m posenc.lab`` trains the length-ex
 from ._posenc import (  # noqa: F401
     ALiBi,
     ConfigError,
+    CoPE,
     DeBERTa,
     DynamicNTKScaling,
     Encoder,
     ExplicitFrequencies,
+    FIRE,
     FrequencyFactors,
+    KERPLE,
     Llama3Scaling,
     LearnedAbsolute,
     LinearScaling,
@@ -30,6 +33,8 @@ from ._posenc import (  # noqa: F401
     ShapeError,
     T5Bias,
     Temperature,
+    VisionPositions,
+    VisionRoPE,
     XPos,
     YaRNScaling,
     __version__,
@@ -38,6 +43,9 @@ from ._posenc import (  # noqa: F401
     get_num_threads,
     set_num_threads,
     t5_bucket,
+    vision_frame_offsets,
+    vision_segments,
+    vision_window_index,
 )
 from ._api import (  # noqa: F401
     KVCache,

@@ -4,11 +4,13 @@
 ``torch.autograd.Function``. float32 inputs run posenc's fused attention forward (which keeps each
 row's log-sum-exp, returned with ``return_lse=True``) and the fused ``attention_backward``; float64
 inputs run the double-precision reference pair ``sdpa`` / ``sdpa_backward`` (what
-``torch.autograd.gradcheck`` checks). No copy of q, k, v, out or the gradients is made on the way to
+``torch.autograd.gradcheck`` checks), as do float32 inputs with an encoder the fused kernels do
+not compute (CoPE; ``encoder.fused``). No copy of q, k, v, out or the gradients is made on the way to
 C++ and no [Sq, Sk] buffer exists; positions, masks and sinks are copied (O(batch x tokens)).
 
 Trainable encoders are ``nn.Module``\\ s whose tables are ``nn.Parameter``\\ s: ``T5Bias``,
-``ShawRelative``, ``LearnedAbsolute`` (the additive hook, on embeddings); attention sinks are a
+``ShawRelative``, ``DeBERTa``, ``FIRE``, ``KERPLE``, ``CoPE``, ``LearnedAbsolute`` (the additive
+hook, on embeddings); attention sinks are a
 tensor (a parameter) passed as ``sinks=``. Fixed encoders (RoPE, ALiBi, xPos, ...) are passed as
 posenc encoders; ``combine(posenc.RoPE(...), T5Bias(...))`` joins the two kinds.
 """
@@ -23,7 +25,8 @@ from torch import nn
 
 from . import _posenc
 
-__all__ = ["attention", "Encoding", "T5Bias", "ShawRelative", "LearnedAbsolute", "Sinusoidal", "Fixed", "combine"]
+__all__ = ["attention", "Encoding", "T5Bias", "ShawRelative", "DeBERTa", "FIRE", "KERPLE", "CoPE", "LearnedAbsolute",
+           "Sinusoidal", "Fixed", "combine"]
 
 
 class Encoding(nn.Module):
@@ -89,6 +92,98 @@ class ShawRelative(Encoding):
         return enc, [self.key_table] + ([] if self.value_table is None else [self.value_table])
 
 
+class DeBERTa(Encoding):
+    """DeBERTa's disentangled attention with its projected relative tables as parameters:
+    ``key_table`` (c2p, K_r) and ``query_table`` (p2c, Q_r), [2 span, num_heads, head_dim] with span
+    = ``position_buckets`` (log buckets) or ``max_relative_positions`` (v1 clamp when buckets = 0).
+    The score is divided by sqrt(head_dim (1 + terms)) (HF ``scale_factor``)."""
+
+    def __init__(self, num_heads: int, head_dim: int, position_buckets: int = 256, max_relative_positions: int = 512,
+                 c2p: bool = True, p2c: bool = True, bucket_rule: str = "hugging_face", dtype=torch.float32):
+        super().__init__()
+        if not (c2p or p2c):
+            raise ValueError("c2p, p2c: DeBERTa needs at least one relative term")
+        span = int(position_buckets) if position_buckets > 0 else int(max_relative_positions)
+        shape = (2 * span, num_heads, head_dim)
+        self.position_buckets, self.max_relative_positions = int(position_buckets), int(max_relative_positions)
+        self.bucket_rule = bucket_rule
+        self.key_table = nn.Parameter(torch.randn(*shape, dtype=dtype) * head_dim ** -0.5) if c2p else None
+        self.query_table = nn.Parameter(torch.randn(*shape, dtype=dtype) * head_dim ** -0.5) if p2c else None
+        self.build()
+
+    def build(self):
+        kt = None if self.key_table is None else self.key_table.detach()
+        qt = None if self.query_table is None else self.query_table.detach()
+        enc = _posenc.DeBERTa(kt, qt, position_buckets=self.position_buckets,
+                              max_relative_positions=self.max_relative_positions, bucket_rule=self.bucket_rule)
+        return enc, [t for t in (self.key_table, self.query_table) if t is not None]
+
+
+class FIRE(Encoding):
+    """FIRE (Li et al. 2023) with its parameters: ``c``, ``threshold`` (L; |c| and |L| are used),
+    the MLP's ``w1``, ``b1`` [mlp_width], ``w2`` [num_heads, mlp_width], ``b2`` [num_heads].
+    Initial values as ``posenc lab``: c = 0.1, random hidden layer, zero output layer."""
+
+    def __init__(self, num_heads: int, mlp_width: int = 32, c: float = 0.1, threshold: float = 512.0,
+                 eps: float = 1e-6, dtype=torch.float32):
+        super().__init__()
+        self.eps = float(eps)
+        self.c = nn.Parameter(torch.tensor(float(c), dtype=dtype))
+        self.threshold = nn.Parameter(torch.tensor(float(threshold), dtype=dtype))
+        self.w1 = nn.Parameter(torch.randn(mlp_width, dtype=dtype))
+        self.b1 = nn.Parameter(0.1 * torch.randn(mlp_width, dtype=dtype))
+        self.w2 = nn.Parameter(torch.zeros(num_heads, mlp_width, dtype=dtype))
+        self.b2 = nn.Parameter(torch.zeros(num_heads, dtype=dtype))
+        self.build()
+
+    def build(self):
+        ps = [self.c, self.threshold, self.w1, self.b1, self.w2, self.b2]
+        flat = torch.cat([p.detach().reshape(-1).double() for p in ps])
+        enc = _posenc.FIRE(flat, num_heads=self.b2.shape[0], mlp_width=self.w1.shape[0], eps=self.eps)
+        return enc, ps
+
+
+class KERPLE(Encoding):
+    """KERPLE (Chi et al. 2022) with ``r1``, ``r2`` [num_heads] as parameters; ``kernel`` 'logarithmic'
+    (-r1 ln(1 + r2 n)) or 'power' (-r1 n^r2). As the authors, every forward first clamps the
+    parameters in place into their feasible set (>= ``min_parameter``; the power's r2 <= 2).
+    Initial values theirs: r1 uniform in [0, 2), r2 uniform in [0, 1)."""
+
+    def __init__(self, num_heads: int, kernel: str = "logarithmic", min_parameter: float = 0.01, dtype=torch.float32):
+        super().__init__()
+        self.kernel, self.min_parameter = kernel, float(min_parameter)
+        self.r1 = nn.Parameter(2 * torch.rand(num_heads, dtype=dtype))
+        self.r2 = nn.Parameter(torch.rand(num_heads, dtype=dtype))
+        self.build()
+
+    def build(self):
+        # on .data, as the authors: no autograd version bump (a forward may build this module twice)
+        self.r1.data.clamp_(min=self.min_parameter)
+        self.r2.data.clamp_(min=self.min_parameter)
+        if self.kernel == "power":
+            self.r2.data.clamp_(max=2.0)
+        enc = _posenc.KERPLE(self.r1.detach(), self.r2.detach(), kernel=self.kernel, min_parameter=self.min_parameter)
+        return enc, [self.r1, self.r2]
+
+
+class CoPE(Encoding):
+    """CoPE (Golovneva et al. 2024) with its position embeddings ``table`` [npos, head_dim] (the
+    transpose of the authors' ``pos_emb``, zeros at first as theirs) as a parameter. The fused
+    kernels do not compute it: float32 calls run posenc's sdpa pair in float32."""
+
+    def __init__(self, head_dim: int, npos: int = 513, gate_source: str = "keys", scale_position_term: bool = True,
+                 dtype=torch.float32):
+        super().__init__()
+        self.gate_source, self.scale_position_term = gate_source, bool(scale_position_term)
+        self.table = nn.Parameter(torch.zeros(npos, head_dim, dtype=dtype))
+        self.build()
+
+    def build(self):
+        enc = _posenc.CoPE(self.table.detach(), gate_source=self.gate_source,
+                           scale_position_term=self.scale_position_term)
+        return enc, [self.table]
+
+
 class _Combined(Encoding):
     def __init__(self, parts: Sequence):
         super().__init__()
@@ -122,6 +217,11 @@ def _resolve(encoder):
                     f"{type(encoder).__name__}")
 
 
+def _fused(q, enc) -> bool:
+    """float32 with an encoder the fused kernels compute; else the sdpa pair (float64, or CoPE)."""
+    return q.dtype == torch.float32 and (enc is None or enc.fused)
+
+
 def _bshd(x, swap: bool):
     return x.transpose(1, 2) if swap else x
 
@@ -148,14 +248,15 @@ class _AttentionFn(torch.autograd.Function):
         kw = dict(opts)
         if sinks is not None:
             kw["sinks"] = sinks.detach()
-        if q.dtype == torch.float32:
+        fused = _fused(q, enc)
+        if fused:
             lse = torch.empty(B, Hq, Sq, dtype=torch.float32)
             _posenc._attention(qv.detach(), kv.detach(), vv.detach(), out, enc, lse.view(-1), **kw)
         else:
             lse = torch.empty(0, dtype=q.dtype)
             _posenc._sdpa(qv.detach(), kv.detach(), vv.detach(), out, enc, **kw)
         ctx.save_for_backward(q, k, v, out, lse, sinks, *params)
-        ctx.enc, ctx.kw, ctx.swap, ctx.nparams = enc, kw, swap, nparams
+        ctx.enc, ctx.kw, ctx.swap, ctx.nparams, ctx.fused = enc, kw, swap, nparams, fused
         ctx.mark_non_differentiable(lse)
         return _bshd(out, swap), lse
 
@@ -171,7 +272,7 @@ class _AttentionFn(torch.autograd.Function):
         if d_out.dtype != q.dtype:
             d_out = d_out.to(q.dtype)
         qv, kv, vv = _bshd(q, swap).detach(), _bshd(k, swap).detach(), _bshd(v, swap).detach()
-        if q.dtype == torch.float32:
+        if ctx.fused:
             _posenc._attention_backward(qv, kv, vv, out, lse.view(-1), d_out, _bshd(dq, swap), _bshd(dk, swap),
                                         _bshd(dv, swap), enc, egrad, sgrad, **kw)
         else:
@@ -196,7 +297,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, encoder=None, *
     """Differentiable attention with a posenc encoder: out [B, Sq, Hq, Dv] (``layout='bhsd'``:
     [B, Hq, Sq, Dv] for q [B, Hq, Sq, D]), and the row log-sum-exp [B, Hq, Sq] with ``return_lse``
     (float32 only: the fused forward keeps it). Gradients reach q, k, v, ``sinks`` and the
-    parameters of the encoder module. float32: the fused kernels; float64: the double reference."""
+    parameters of the encoder module. float32: the fused kernels (the sdpa pair in float32 for an
+    encoder they do not compute: CoPE); float64: the double reference."""
     if layout not in ("bshd", "bhsd"):
         raise ValueError(f"layout = {layout!r} is invalid (expected 'bshd' or 'bhsd')")
     _check("q", q)
@@ -209,9 +311,10 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, encoder=None, *
             raise ValueError(f"{name}: expected 4 dimensions [batch, tokens, heads, dim], got shape {tuple(x.shape)}")
     if sinks is not None:
         _check("sinks", sinks)
-    if return_lse and q.dtype != torch.float32:
-        raise ValueError("return_lse: the log-sum-exp comes from the fused float32 forward (q is float64)")
     enc, params = _resolve(encoder)
+    if return_lse and not _fused(q, enc):
+        raise ValueError("return_lse: the log-sum-exp comes from the fused float32 forward (q is float64, or the "
+                         "encoder is computed by sdpa only)")
     opts = {k_: v_ for k_, v_ in dict(causal=causal, window=window, chunk=chunk, softcap=softcap, scale=scale,
                                       query_positions=query_positions, key_positions=key_positions,
                                       key_lengths=key_lengths, key_mask=key_mask, query_segments=query_segments,

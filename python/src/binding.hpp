@@ -267,6 +267,8 @@ struct bias_ops {
   [[nodiscard]] virtual std::ptrdiff_t parameter_count() const { return 0; }
   [[nodiscard]] virtual std::ptrdiff_t num_heads() const { return 0; }  // 0: no per-head bias
   [[nodiscard]] virtual std::ptrdiff_t head_dim() const { return 0; }   // 0: no relative k/v
+  /// Whether the fused attention, its backward and the caches compute this encoder (else sdpa only).
+  [[nodiscard]] virtual bool fused() const { return true; }
   /// Runs `o` with the encoder combine(*t, bias) (t null: the bias alone). The GIL is released here.
   virtual void run(op o, call_args& a, const dyn_transform* t) const = 0;
   virtual void run_cache(cache_op o, kv_cache_holder& c, cache_args& a, const dyn_transform* t) const = 0;
@@ -309,6 +311,10 @@ void init_alibi(py::module_& m);
 void init_t5(py::module_& m);
 void init_shaw(py::module_& m);
 void init_deberta(py::module_& m);
+void init_fire(py::module_& m);
+void init_kerple(py::module_& m);
+void init_cope(py::module_& m);
+void init_vision(py::module_& m);
 void init_attention(py::module_& m);
 void init_caches(py::module_& m);
 void init_config(py::module_& m);  // config.cpp, built with nlohmann-json

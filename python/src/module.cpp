@@ -31,6 +31,10 @@ PYBIND11_MODULE(_posenc, m) {
   pyposenc::init_t5(m);
   pyposenc::init_shaw(m);
   pyposenc::init_deberta(m);
+  pyposenc::init_fire(m);
+  pyposenc::init_kerple(m);
+  pyposenc::init_cope(m);
+  pyposenc::init_vision(m);
   pyposenc::init_attention(m);
   pyposenc::init_caches(m);
 #ifdef POSENC_PYTHON_CONFIG

@@ -65,8 +65,18 @@ inline constexpr bool serves_decoders = !posenc::relative_query_encoding<E>;
       std::string("an encoder without it: ") + call + " serve decoders; call attention on the padded batch");
 }
 
+/// CoPE's contextual positions (hook 6) are computed by sdpa alone until the fused kernels take them:
+/// the fused calls and the caches raise ConfigError for such an encoder (a compile-time refusal there).
 template <class E>
-void run_attention(const call_args& a, const E& e) {
+inline constexpr bool fused = posenc::fused_attention_supports<E>;
+[[noreturn]] inline void refuse_unfused(const char* call) {
+  throw posenc::config_error(
+      "encoder", "with contextual positions (CoPE)",
+      std::string("an encoder the fused kernels compute for ") + call + ": use sdpa / sdpa_backward");
+}
+
+template <class E>
+void run_attention_fused(const call_args& a, const E& e) {
   const auto q = view4<const float>(a.q);
   const auto out = view4<float>(a.out);
   auto fast = fast_options();
@@ -85,6 +95,16 @@ void run_attention(const call_args& a, const E& e) {
       posenc::attention(q, k, v, out, e, a.opts, fast);
     }
   });
+}
+
+template <class E>
+void run_attention(const call_args& a, const E& e) {
+  if constexpr (!fused<E>) {
+    static_cast<void>(a), static_cast<void>(e);
+    refuse_unfused("attention");
+  } else {
+    run_attention_fused(a, e);
+  }
 }
 
 template <class E>
@@ -107,7 +127,10 @@ void run_paged_decoder(const call_args& a, const E& e) {
 
 template <class E>
 void run_paged(const call_args& a, const E& e) {
-  if constexpr (!serves_decoders<E>) {
+  if constexpr (!fused<E>) {
+    static_cast<void>(a), static_cast<void>(e);
+    refuse_unfused("paged attention calls");
+  } else if constexpr (!serves_decoders<E>) {
     static_cast<void>(a), static_cast<void>(e);
     refuse_relative_query("paged attention calls");
   } else {
@@ -127,6 +150,19 @@ void run_sdpa(op o, const call_args& a, const E& e) {
 }
 
 template <class E>
+void run_fused_backward(const call_args& a, const E& e) {
+  if constexpr (!fused<E>) {
+    static_cast<void>(a), static_cast<void>(e);
+    refuse_unfused("attention_backward");
+  } else {
+    posenc::attention_backward(view4<const float>(a.q), view4<const float>(a.k), view4<const float>(a.v),
+                               view4<const float>(a.out), std::span<const float>(a.lse), view4<const float>(a.dout),
+                               view4<float>(a.dq), view4<float>(a.dk), view4<float>(a.dv), e, a.opts,
+                               {.encoder = a.encoder_grad, .sinks = a.sinks_grad}, fast_options());
+  }
+}
+
+template <class E>
 void run_op(op o, const call_args& a, const E& e) {
   switch (o) {
     case op::attention:
@@ -134,11 +170,7 @@ void run_op(op o, const call_args& a, const E& e) {
     case op::attention_paged:
       return run_paged(a, e);
     case op::attention_backward:
-      posenc::attention_backward(view4<const float>(a.q), view4<const float>(a.k), view4<const float>(a.v),
-                                 view4<const float>(a.out), std::span<const float>(a.lse), view4<const float>(a.dout),
-                                 view4<float>(a.dq), view4<float>(a.dk), view4<float>(a.dv), e, a.opts,
-                                 {.encoder = a.encoder_grad, .sinks = a.sinks_grad}, fast_options());
-      return;
+      return run_fused_backward(a, e);
     case op::sdpa:
     case op::sdpa_backward:
       if (a.q.type == dtype::f64) return run_sdpa<double>(o, a, e);
@@ -147,7 +179,7 @@ void run_op(op o, const call_args& a, const E& e) {
 }
 
 template <class E>
-void run_cache(cache_op o, posenc::kv_cache<float>& c, cache_args& a, const E& e) {
+void run_cache_fused(cache_op o, posenc::kv_cache<float>& c, cache_args& a, const E& e) {
   switch (o) {
     case cache_op::append:
       a.event = static_cast<int>(c.append(e, view4<const float>(a.k), view4<const float>(a.v),
@@ -161,6 +193,16 @@ void run_cache(cache_op o, posenc::kv_cache<float>& c, cache_args& a, const E& e
     case cache_op::shift_window:
       c.shift_window(e, a.sink_tokens, a.evict);
       return;
+  }
+}
+
+template <class E>
+void run_cache(cache_op o, posenc::kv_cache<float>& c, cache_args& a, const E& e) {
+  if constexpr (!fused<E>) {
+    static_cast<void>(o), static_cast<void>(c), static_cast<void>(a), static_cast<void>(e);
+    refuse_unfused("KV caches");
+  } else {
+    run_cache_fused(o, c, a, e);
   }
 }
 
@@ -184,7 +226,10 @@ void run_paged_cache_decoder(cache_op o, posenc::paged_kv_cache& c, cache_args& 
 
 template <class E>
 void run_paged_cache(cache_op o, posenc::paged_kv_cache& c, cache_args& a, const E& e) {
-  if constexpr (!serves_decoders<E>) {
+  if constexpr (!fused<E>) {
+    static_cast<void>(o), static_cast<void>(c), static_cast<void>(a), static_cast<void>(e);
+    refuse_unfused("paged KV caches");
+  } else if constexpr (!serves_decoders<E>) {
     static_cast<void>(o), static_cast<void>(c), static_cast<void>(a), static_cast<void>(e);
     refuse_relative_query("paged KV caches");
   } else {
@@ -214,11 +259,12 @@ class bias_ops_impl final : public bias_ops {
       return 0;
   }
   [[nodiscard]] std::ptrdiff_t head_dim() const override {
-    if constexpr (posenc::relative_kv_encoding<B>)
+    if constexpr (posenc::relative_kv_encoding<B> || posenc::contextual_position_encoding<B>)
       return b_.head_dim();
     else
       return 0;
   }
+  [[nodiscard]] bool fused() const override { return detail::fused<B>; }
   [[nodiscard]] const B& value() const noexcept { return b_; }
 
   void run(op o, call_args& a, const dyn_transform* t) const override {

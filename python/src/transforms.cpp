@@ -218,6 +218,10 @@ void init_transforms(py::module_& m) {
                                if (e.bias->num_heads() > 0) return e.bias->num_heads();
                                return std::nullopt;
                              })
+      .def_property_readonly(
+          "fused", [](const py_encoder& e) { return e.bias->fused(); },
+          "Whether attention, attention_backward and the caches compute this encoder (CoPE: sdpa and sdpa_backward "
+          "only).")
       .def_property_readonly("softmax_scale_multiplier",
                              [](const py_encoder& e) { return e.chain ? e.chain->softmax_scale_multiplier() : 1.0; })
       .def(

@@ -60,3 +60,30 @@ def test_deberta_errors():
         posenc.DeBERTa(t, position_buckets=4, max_relative_positions=32)  # 16 rows, 8 expected
     with pytest.raises(posenc.ConfigError, match="bucket_rule"):
         posenc.DeBERTa(t, position_buckets=8, max_relative_positions=32, bucket_rule="other")
+
+
+def test_deberta_module_fused_float32_equals_float64():
+    """pt.DeBERTa in float32 (the fused forward and backward, table gradients inside the tiles) against
+    the same module in float64 (sdpa / sdpa_backward, which gradcheck checks in test_gradcheck.py)."""
+    import torch
+
+    import posenc.torch as pt
+
+    torch.manual_seed(4)
+    B, S, H, D = 2, 40, 2, 16
+    deb = pt.DeBERTa(num_heads=H, head_dim=D, position_buckets=8, max_relative_positions=32)
+    deb64 = pt.DeBERTa(num_heads=H, head_dim=D, position_buckets=8, max_relative_positions=32, dtype=torch.float64)
+    with torch.no_grad():
+        deb64.key_table.copy_(deb.key_table)
+        deb64.query_table.copy_(deb.query_table)
+    q, k, v = (torch.randn(B, S, H, D, requires_grad=True) for _ in range(3))
+    q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
+    out = pt.attention(q, k, v, deb, key_lengths=[40, 25])
+    out64 = pt.attention(q64, k64, v64, deb64, key_lengths=[40, 25])
+    dout = torch.randn(B, S, H, D)
+    (out * dout).sum().backward()
+    (out64 * dout.double()).sum().backward()
+    assert float((out.double() - out64).abs().max()) < 1e-5
+    for a, b in ((q.grad, q64.grad), (k.grad, k64.grad), (v.grad, v64.grad), (deb.key_table.grad, deb64.key_table.grad),
+                 (deb.query_table.grad, deb64.query_table.grad)):
+        assert float((a.double() - b).abs().max()) <= 2e-5 * (1 + float(b.abs().max()))

@@ -94,3 +94,49 @@ def test_layout_bhsd():
     q, k, v = (x.detach().transpose(1, 2).requires_grad_() for x in qkv())
     enc = posenc.combine(posenc.RoPE(head_dim=D), posenc.ALiBi(num_heads=H))
     assert gradcheck(lambda q, k, v: pt.attention(q, k, v, enc, causal=True, layout="bhsd"), (q, k, v))
+
+
+def test_vision_rope():
+    pos = posenc.VisionPositions.merged([[1, 2, 3]], 1)  # S = 6 tokens
+    enc = posenc.VisionRoPE(pos, head_dim=D)
+    q, k, v = qkv()
+    assert gradcheck(lambda q, k, v: pt.attention(q, k, v, enc), (q, k, v))
+
+
+@pytest.mark.parametrize("c2p,p2c,buckets", [(True, True, 4), (True, False, 0), (False, True, 4)])
+def test_deberta_tables(c2p, p2c, buckets):
+    deb = pt.DeBERTa(num_heads=H, head_dim=D, position_buckets=buckets, max_relative_positions=8 if buckets else 3,
+                     c2p=c2p, p2c=p2c, dtype=torch.float64)
+    q, k, v = qkv(H)
+    params = [t for t in (deb.key_table, deb.query_table) if t is not None]
+    assert gradcheck(lambda q, k, v, *p: pt.attention(q, k, v, deb, key_lengths=[6, 4]), (q, k, v, *params))
+
+
+def test_fire_parameters():
+    fire = pt.FIRE(num_heads=H, mlp_width=4, c=0.3, threshold=3.5, dtype=torch.float64)
+    with torch.no_grad():
+        fire.w2.normal_()
+        fire.b2.normal_()
+    q, k, v = qkv()
+    ps = [fire.c, fire.threshold, fire.w1, fire.b1, fire.w2, fire.b2]
+    assert gradcheck(lambda q, k, v, *p: pt.attention(q, k, v, fire, causal=True), (q, k, v, *ps))
+
+
+@pytest.mark.parametrize("kernel", ["logarithmic", "power"])
+def test_kerple_parameters(kernel):
+    kerple = pt.KERPLE(num_heads=H, kernel=kernel, dtype=torch.float64)
+    with torch.no_grad():
+        kerple.r1.uniform_(0.2, 1.5)
+        kerple.r2.uniform_(0.2, 1.5)
+    q, k, v = qkv()
+    enc = pt.combine(posenc.RoPE(head_dim=D), kerple)
+    assert gradcheck(lambda q, k, v, a, b: pt.attention(q, k, v, enc, causal=True), (q, k, v, kerple.r1, kerple.r2))
+
+
+@pytest.mark.parametrize("gate_source", ["keys", "values"])
+def test_cope_table(gate_source):
+    cope = pt.CoPE(head_dim=D, npos=4, gate_source=gate_source, dtype=torch.float64)
+    with torch.no_grad():
+        cope.table.normal_()
+    q, k, v = qkv(H)
+    assert gradcheck(lambda q, k, v, t: pt.attention(q, k, v, cope, causal=True), (q, k, v, cope.table))
