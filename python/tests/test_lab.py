@@ -1,6 +1,7 @@
 """posenc.lab: the C++ lab's random streams bit for bit, its model at initialisation, and a few
-training steps that lower the loss with every encoding (the trained tables receive gradients), and
-the table of a short run against `posenc lab`'s."""
+training steps that lower the loss with every encoding (the trained tables receive gradients), the
+table of a short run against `posenc lab`'s (one seed; FIRE and KERPLE with two: mean and spread),
+and the statistics over seeds."""
 
 import math
 import os
@@ -80,3 +81,49 @@ def test_table_equals_the_cpp_lab(tmp_path):
         assert len(got[name]) == len(row) == 5
         for x, y in zip(got[name], row):
             assert abs(x - y) <= 1e-3, (name, x, y)  # the CLI prints 3 decimals; another seed is off by 0.05
+
+
+def cli_table(cli, tmp_path, flags):
+    subprocess.run([cli, "lab", *(f"--{k.replace('_', '-')}={v}" for k, v in flags.items()), "--threads=1",
+                    f"--out={tmp_path}"], check=True, capture_output=True)
+    rows = {}
+    for row in (tmp_path / "lab.md").read_text().splitlines():
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        if row.startswith("| ") and cells[0] not in ("encoding", "") and not cells[0].startswith("---"):
+            rows[cells[0]] = [[float(x) for x in c.split("±")] for c in cells[1:]]
+    return rows
+
+
+def test_seeds_fire_and_kerple_equal_the_cpp_lab(tmp_path):
+    # FIRE and KERPLE start from the C++ lab's initial values and train as there; with --seeds 2 each
+    # line is the mean over the two seeds, with the sample standard deviation.
+    cli = os.environ.get("POSENC_CLI")
+    if not cli:
+        pytest.skip("the posenc CLI was not built")
+    names = ["fire", "kerple-power"]
+    want = cli_table(cli, tmp_path, dict(encoders=",".join(names), rope_scalings="none", train_len=16, steps=4,
+                                         batch=4, eval_tokens=64, seed=3, seeds=2))
+    opts = lab.LabOptions(encoders=names, rope_scalings=[], train_len=16, steps=4, batch=4,
+                          eval_tokens=64, model=LMConfig(seed=3), seeds=2)
+    r = lab.run_lab(opts)
+    assert r["seeds"] == 2 and sorted(line["name"] for line in r["lines"]) == sorted(want)
+    for line in r["lines"]:
+        for mean, spread, (m, s) in zip(line["bits_per_byte"], line["spread"], want[line["name"]]):
+            assert abs(mean - m) <= 1e-3 and abs(spread - s) <= 1e-3, (line["name"], mean, m, spread, s)
+            assert spread > 0  # the seeds give other models
+    assert "over 2 seeds" in lab.table(r)
+
+
+def test_mean_spread_and_order_over_seeds():
+    a = [{"name": "x", "bits_per_byte": [1.0, 2.0], "final_train_loss": 1.0},
+         {"name": "y", "bits_per_byte": [1.5, 1.9], "final_train_loss": 3.0}]
+    b = [{"name": "x", "bits_per_byte": [1.2, 1.8], "final_train_loss": 2.0},
+         {"name": "y", "bits_per_byte": [1.7, 1.85], "final_train_loss": 1.0}]
+    m = lab.run.mean_over_seeds([a, b])
+    assert m[0]["bits_per_byte"] == pytest.approx([1.1, 1.9]) and m[0]["final_train_loss"] == 1.5
+    assert m[0]["spread"] == pytest.approx([0.2 / math.sqrt(2), 0.2 / math.sqrt(2)])
+    assert lab.run.columns_where_order_differs([a, b]) == [1]  # y < x at 2L for seed a, x < y for seed b
+    text = lab.table({"lengths": [16, 32], "lines": m, "seeds": 2, "unstable_columns": [1]})
+    assert "1.100 ± 0.141" in text and "differs between seeds at 32 (2L)" in text
+    with pytest.raises(ValueError, match="seeds"):
+        lab.run_lab(lab.LabOptions(encoders=["nope"], rope_scalings=[], seeds=0))

@@ -24,7 +24,8 @@ def parse(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m posenc.lab", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--encoders", default="sinusoidal,rope,alibi,nope",
-                    help="comma-separated: nope, sinusoidal, learned, rope, alibi, t5, xpos")
+                    help="comma-separated: nope, sinusoidal, learned, rope, alibi, t5, xpos, fire, kerple, "
+                         "kerple-power")
     ap.add_argument("--rope-scalings", default="rope-pi,rope-yarn",
                     help="evaluation-time RoPE scalings (need rope): rope-pi, rope-yarn; '' for none")
     ap.add_argument("--train-len", type=int, default=64)
@@ -33,6 +34,9 @@ def parse(argv=None):
     ap.add_argument("--batch", type=int, default=16, help="the global batch (split among the processes)")
     ap.add_argument("--eval-tokens", type=int, default=8192)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", type=int, default=1,
+                    help="models per encoding (seeds seed .. seed + seeds - 1): mean and spread, and the columns "
+                         "where the seeds order the encodings differently")
     ap.add_argument("--corpus", default="", help="a text file or directory (default /usr/share/common-licenses)")
     ap.add_argument("--nproc", type=int, default=1, help="processes on this machine (torch.distributed, gloo)")
     ap.add_argument("--threads", type=int, default=0, help="threads per process (0: the cores / nproc)")
@@ -45,7 +49,7 @@ def options(a) -> LabOptions:
     return LabOptions(encoders=[e for e in a.encoders.split(",") if e],
                       rope_scalings=[s for s in a.rope_scalings.split(",") if s], train_len=a.train_len,
                       multiples=a.multiples, steps=a.steps, batch=a.batch, eval_tokens=a.eval_tokens,
-                      corpus=a.corpus, model=LMConfig(seed=a.seed))
+                      corpus=a.corpus, model=LMConfig(seed=a.seed), seeds=a.seeds)
 
 
 def set_threads(a, world: int):
@@ -96,9 +100,10 @@ def free_port() -> int:
 
 def report(a, r) -> str:
     o = options(a)
+    seeds = f"seed {o.model.seed}" if o.seeds == 1 else f"seeds {o.model.seed} to {o.model.seed + o.seeds - 1}"
     return (f"Corpus: {r['corpus']} ({r['train_bytes']} bytes for training, {r['heldout_bytes']} for evaluation). "
             f"Training length L = {o.train_len}, {o.steps} steps of {o.batch} sequences; model: {o.model.layers} "
-            f"layers, d_model {o.model.d_model}, {o.model.heads} heads; seed {o.model.seed}. {r['seconds']:.0f} s on "
+            f"layers, d_model {o.model.d_model}, {o.model.heads} heads; {seeds}. {r['seconds']:.0f} s on "
             f"{r['processes']} process{'es' if r['processes'] > 1 else ''} (posenc.lab, PyTorch "
             f"{torch.__version__}). Bits per byte on evaluation text, lower is better.\n\n" + table(r))
 

@@ -5,7 +5,8 @@ vocabulary 256, pre-LayerNorm blocks of causal multi-head attention and a GELU (
 LayerNorm, an untied output layer; weights drawn from splitmix64 / Box-Muller streams seeded as
 there, so a run starts from the C++ model's exact weights; Adam (0.9 / 0.99, eps 1e-8) with 50
 warm-up steps, cosine decay to a tenth, global gradient-norm clip 1. Attention is posenc.torch's
-fused op; learned and T5 tables are nn.Parameters trained through posenc's backward.
+fused op; learned and T5 tables, FIRE's and KERPLE's parameters are nn.Parameters trained through
+posenc's backward.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class LMConfig:
     seed: int = 1
 
 
-ENCODERS = ("nope", "sinusoidal", "learned", "rope", "alibi", "t5", "xpos")
+ENCODERS = ("nope", "sinusoidal", "learned", "rope", "alibi", "t5", "xpos", "fire", "kerple", "kerple-power")
 
 
 class Block(nn.Module):
@@ -105,6 +106,23 @@ class TinyLM(nn.Module):
             self.t5 = pt.T5Bias(num_heads=H, num_buckets=32, max_distance=128, bidirectional=False)
             with torch.no_grad():
                 self.t5.weight.copy_(tables.normals((32, H), 0.1))
+        self.fire = self.kerple = None
+        if name == "fire":  # the paper's MLP (32 units), c = 0.1, L = train_len, random hidden layer, zero output
+            self.fire = pt.FIRE(num_heads=H, mlp_width=32, c=0.1, threshold=float(train_len))
+            fg = SplitMix64(c.seed ^ 0xF1E5)
+            hidden = [(fg.normal(), 0.1 * fg.normal()) for _ in range(32)]
+            with torch.no_grad():
+                self.fire.w1.copy_(torch.tensor([w for w, _ in hidden]))
+                self.fire.b1.copy_(torch.tensor([b for _, b in hidden]))
+        if name in ("kerple", "kerple-power"):  # the authors' initial values: r1 in [0, 2), r2 in [0, 1)
+            self.kerple = pt.KERPLE(num_heads=H, kernel="power" if name == "kerple-power" else "logarithmic")
+            kg = SplitMix64(c.seed ^ 0x6E6E1)
+            r1 = [2 * kg.uniform() for _ in range(H)]
+            r2 = [kg.uniform() for _ in range(H)]
+            with torch.no_grad():
+                self.kerple.r1.copy_(torch.tensor(r1))
+                self.kerple.r2.copy_(torch.tensor(r2))
+            self.kerple.build()  # projected as the authors do
         self.blocks = nn.ModuleList([Block(c, g) for _ in range(c.layers)])
         self.lnf = nn.LayerNorm(d, eps=1e-5)
         self.out = nn.Parameter(g.normals((d, c.vocab), 0.02))
@@ -112,7 +130,8 @@ class TinyLM(nn.Module):
         self.set_encoder(None)
 
     def set_encoder(self, encoder):
-        """The attention encoder; None: the model's own (RoPE with theta 1e4, ALiBi, xPos, T5, NoPE)."""
+        """The attention encoder; None: the model's own (RoPE with theta 1e4, ALiBi, xPos, T5, FIRE,
+        KERPLE, NoPE)."""
         if encoder is not None:
             self.attn_encoder = encoder
             return
@@ -122,6 +141,9 @@ class TinyLM(nn.Module):
             "alibi": posenc.ALiBi(num_heads=H),
             "xpos": posenc.XPos(head_dim=hd),
             "t5": self.t5,
+            "fire": self.fire,
+            "kerple": self.kerple,
+            "kerple-power": self.kerple,
         }.get(self.name)
 
     def forward(self, seq: torch.Tensor) -> torch.Tensor:

@@ -31,6 +31,7 @@ class LabOptions:
     eval_tokens: int = 8192
     corpus: str = ""
     model: LMConfig = field(default_factory=LMConfig)
+    seeds: int = 1  # models per encoding: seeds model.seed .. model.seed + seeds - 1
 
 
 def read_corpus(path: str = ""):
@@ -95,13 +96,14 @@ def _eval_rope(name: str, E: int, L: int, hd: int):
 
 
 def train_model(name: str, o: LabOptions, train: torch.Tensor,
-                progress: Optional[Callable[[str, int, float], None]] = None):
-    """Trains one model; returns (model, mean loss of the last 50 steps in nats per byte)."""
+                progress: Optional[Callable[[str, int, float], None]] = None, seed: Optional[int] = None):
+    """Trains one model (with `seed`, default o.model.seed); returns (model, mean loss of the last 50
+    steps in nats per byte)."""
     dist = _dist()
     rank, world = (dist.get_rank(), dist.get_world_size()) if dist else (0, 1)
     if o.batch % world:
         raise ValueError(f"lab: the batch {o.batch} must be a multiple of the process count {world}")
-    cfg = LMConfig(**{**o.model.__dict__, "steps": o.steps})
+    cfg = LMConfig(**{**o.model.__dict__, "steps": o.steps, "seed": o.model.seed if seed is None else seed})
     model = TinyLM(cfg, name, o.train_len)
     net = model
     if dist:
@@ -124,12 +126,11 @@ def train_model(name: str, o: LabOptions, train: torch.Tensor,
             tail += loss
             tail_n += 1
         if progress:
-            progress(name, s + 1, loss)
+            progress(name if o.seeds == 1 else f"{name} seed {cfg.seed}", s + 1, loss)
     return model, tail / max(1, tail_n)
 
 
-def run_lab(o: LabOptions, progress=None) -> dict:
-    """Trains and evaluates every requested model; the result as a dict (the table's content)."""
+def check_options(o: LabOptions):
     for e in o.encoders:
         if e not in ENCODERS:
             raise ValueError(f"lab: unknown encoder '{e}' (expected one of {', '.join(ENCODERS)})")
@@ -138,16 +139,16 @@ def run_lab(o: LabOptions, progress=None) -> dict:
             raise ValueError(f"lab: unknown RoPE scaling '{s}' (expected rope-pi or rope-yarn)")
         if "rope" not in o.encoders:
             raise ValueError(f"lab: '{s}' evaluates the RoPE model: add rope to the encoders")
-    if o.train_len < 8 or min(o.multiples, o.steps, o.batch, o.eval_tokens) < 1:
-        raise ValueError("lab: train length >= 8 and positive multiples, steps, batch and eval tokens")
-    t0 = time.time()
-    data, path = read_corpus(o.corpus)
-    train, held = split(data)
-    lengths = [o.train_len << k for k in range(o.multiples)]
+    if o.train_len < 8 or min(o.multiples, o.steps, o.batch, o.eval_tokens, o.seeds) < 1:
+        raise ValueError("lab: train length >= 8 and positive multiples, steps, batch, eval tokens and seeds")
+
+
+def one_seed(o: LabOptions, seed: int, train, held, lengths, progress) -> list:
+    """Every line of one seed: the encodings in order, then the RoPE scalings by name."""
     lines, scaled = [], []
     hd = o.model.d_model // o.model.heads
     for name in o.encoders:
-        model, tail = train_model(name, o, train, progress)
+        model, tail = train_model(name, o, train, progress, seed)
         model.eval()
         lines.append({"name": name, "bits_per_byte": [bits_per_byte(model, held, E, o.eval_tokens) for E in lengths],
                       "final_train_loss": tail})
@@ -159,9 +160,46 @@ def run_lab(o: LabOptions, progress=None) -> dict:
                     bpb.append(bits_per_byte(model, held, E, o.eval_tokens))
                 model.set_encoder(None)
                 scaled.append({"name": sname + " (eval)", "bits_per_byte": bpb, "final_train_loss": float("nan")})
+    return lines + sorted(scaled, key=lambda x: x["name"])
+
+
+def mean_over_seeds(per_seed: list) -> list:
+    """Each line's mean over the seeds, with the sample standard deviation ("spread") when several."""
+    if len(per_seed) == 1:
+        return per_seed[0]
+    out = []
+    for i, first in enumerate(per_seed[0]):
+        runs = [seed[i] for seed in per_seed]
+        bpb = torch.tensor([r["bits_per_byte"] for r in runs], dtype=torch.float64)  # [seeds, columns]
+        out.append({"name": first["name"], "bits_per_byte": bpb.mean(0).tolist(), "spread": bpb.std(0).tolist(),
+                    "final_train_loss": sum(r["final_train_loss"] for r in runs) / len(runs)})
+    return out
+
+
+def columns_where_order_differs(per_seed: list) -> List[int]:
+    """The columns at which ranking the lines by bits per byte gives another order for some seed."""
+    out = []
+    for k in range(len(per_seed[0][0]["bits_per_byte"])):
+        orders = [sorted(range(len(seed)), key=lambda i: seed[i]["bits_per_byte"][k]) for seed in per_seed]
+        if any(x != orders[0] for x in orders):
+            out.append(k)
+    return out
+
+
+def run_lab(o: LabOptions, progress=None) -> dict:
+    """Trains and evaluates every requested model (o.seeds of each); the result as a dict (the
+    table's content: with several seeds, each line's mean, its spread and the columns at which the
+    seeds order the encodings differently)."""
+    check_options(o)
+    t0 = time.time()
+    data, path = read_corpus(o.corpus)
+    train, held = split(data)
+    lengths = [o.train_len << k for k in range(o.multiples)]
+    per_seed = [one_seed(o, o.model.seed + s, train, held, lengths, progress) for s in range(o.seeds)]
     dist = _dist()
-    return {"lengths": lengths, "lines": lines + sorted(scaled, key=lambda x: x["name"]), "corpus": path,
-            "train_bytes": len(train), "heldout_bytes": len(held), "seconds": time.time() - t0,
+    return {"lengths": lengths, "lines": mean_over_seeds(per_seed), "seeds": o.seeds,
+            "unstable_columns": columns_where_order_differs(per_seed), "corpus": path, "train_bytes": len(train),
+            "heldout_bytes": len(held), "seconds": time.time() - t0,
             "processes": dist.get_world_size() if dist else 1, "options": o}
 
 
@@ -171,5 +209,17 @@ def table(r: dict) -> str:
                                     for k, E in enumerate(r["lengths"]))
     rows = [head, "|---|" + "---|" * len(r["lengths"])]
     for line in r["lines"]:
-        rows.append(f"| {line['name']} |" + "".join(f" {v:.3f} |" for v in line["bits_per_byte"]))
-    return "\n".join(rows) + "\n"
+        spread = line.get("spread")
+        rows.append(f"| {line['name']} |" + "".join(f" {v:.3f}" + (f" ± {spread[k]:.3f}" if spread else "") + " |"
+                                                     for k, v in enumerate(line["bits_per_byte"])))
+    text = "\n".join(rows) + "\n"
+    if r.get("seeds", 1) > 1:
+        text += f"\nMean ± sample standard deviation over {r['seeds']} seeds. "
+        unstable = r.get("unstable_columns", [])
+        if not unstable:
+            text += "Every seed orders the encodings the same way in every column.\n"
+        else:
+            names = ", ".join(f"{r['lengths'][k]} ({'L' if k == 0 else str(1 << k) + 'L'})" for k in unstable)
+            text += (f"The order of the encodings differs between seeds at {names}: there, differences within the "
+                     "spread do not rank them.\n")
+    return text
