@@ -430,7 +430,7 @@ inline lab_result run_lab(const lab_options& o,
   detail::lab_session run(o, progress, read_corpus(r.corpus));
   r.train_bytes = run.train.size(), r.heldout_bytes = run.held.size();
   r.columns = run.columns;
-  // CoPE's models (sdpa, several times slower than the fused path) start first: the others fill in.
+  // CoPE's models start first (their backward adds a pass over the keys): the others fill in.
   std::vector<std::size_t> order(run.lines.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_partition(order.begin(), order.end(),

@@ -10,9 +10,9 @@
 // dk back through the transform and hands out the gradients of a trainable score bias (T5's table,
 // FIRE's MLP, KERPLE's kernel parameters); the learned table's gradient comes from the encoder too
 // (accumulate_add_gradient). An encoder whose hooks the fused path does not all compute
-// (posenc::fused_attention_supports; today CoPE's contextual positions) runs in posenc::sdpa and
-// sdpa_backward instead, chosen at compile time, so the trainer follows the fused path as soon as
-// it accepts the encoder. DeBERTa (He et al. 2021, as DeBERTa-v3 in
+// (posenc::fused_attention_supports is false) runs in posenc::sdpa and sdpa_backward instead,
+// chosen at compile time; every encoder of the lab, CoPE's contextual positions included, takes the
+// fused path. DeBERTa (He et al. 2021, as DeBERTa-v3 in
 // transformers' deberta_v2): one table of relative embeddings per model, LayerNorm-ed
 // (norm_rel_ebd), projected by each layer's own W_q and W_k (share_att_key) into that layer's Q_r
 // and K_r, so the tables' gradients flow into the embeddings and the projections. CoPE (Golovneva

@@ -146,6 +146,18 @@ concept contextual_position_encoding = positional_encoding<E> &&
   { e.position_term_scaled() } -> std::convertible_to<bool>;
 };
 
+/// Refinement of hook 6 that lets a fused attention take the term from a table: the gate is
+/// sigmoid(gate_logit_scale() x), and position_logit(h, q, p) interpolates q . position_embedding(h, n)
+/// (n < position_count(), head_dim() values each) linearly between floor(p) and ceil(p). The fused
+/// attention forms q . e_h(n) for every row once per query tile and interpolates it per key.
+template <class E>
+concept contextual_position_table_encoding = contextual_position_encoding<E> &&
+    requires(const E& e, std::ptrdiff_t h, std::int64_t n) {
+  { e.gate_logit_scale() } -> std::convertible_to<double>;
+  { e.position_count() } -> std::convertible_to<std::int64_t>;
+  { e.position_embedding(h, n) } -> std::convertible_to<std::span<const double>>;
+};
+
 /// Backward of hook 6: `gate_derivative(x)` = d gate / d x; `position_logit_slope(h, q, p)` = d
 /// position_logit / d p (at an integer p the reference's autograd gives 0); and
 /// `accumulate_position_query_gradient(h, p, w, dq)`: dq += w * e_h(p) (head_dim() values).
@@ -264,14 +276,18 @@ inline constexpr unsigned hooks_of = (additive_encoding<E> ? hook_additive : 0u)
                                      (contextual_position_encoding<E> ? hook_contextual_position : 0u);
 
 /// The hooks posenc::attention and attention_backward (the fused path) compute inside their tiles
-/// (hook 5 in distance form: DeBERTa's p2c). Hook 6 is computed by sdpa and sdpa_backward only: the
-/// fused entry points refuse an encoder that models it, at compile time, rather than leave a term
-/// out. The paged and ragged entry points (decoder serving) refuse hook 5 as well.
-inline constexpr unsigned fused_attention_hooks =
-    hook_additive | hook_qk_transform | hook_score_bias | hook_relative_kv | hook_relative_query;
+/// (hook 5 in distance form: DeBERTa's p2c; hook 6 in table form: CoPE). The fused entry points refuse
+/// at compile time, rather than leave a term out, an encoder with another hook, hook 6 not in table
+/// form (contextual_position_table_encoding), or hook 6 beside hook 4 or 5. The paged and ragged
+/// entry points (decoder serving) refuse hooks 5 and 6 as well.
+inline constexpr unsigned fused_attention_hooks = hook_additive | hook_qk_transform | hook_score_bias |
+                                                  hook_relative_kv | hook_relative_query | hook_contextual_position;
 
 /// Whether the fused attention computes every hook of E.
 template <class E>
-inline constexpr bool fused_attention_supports = (hooks_of<E> & ~fused_attention_hooks) == 0u;
+inline constexpr bool fused_attention_supports = (hooks_of<E> & ~fused_attention_hooks) == 0u &&
+                                                 (!contextual_position_encoding<E> ||
+                                                  (contextual_position_table_encoding<E> &&
+                                                   (hooks_of<E> & (hook_relative_kv | hook_relative_query)) == 0u));
 
 }  // namespace posenc::inline v0

@@ -143,6 +143,15 @@ double logit_bound(const fast_inputs<T>& in, const E& enc, const posenc::attenti
   if constexpr (posenc::has_softmax_scale_multiplier<E>) scale *= enc.softmax_scale_multiplier();
   const double qn = maxnorm(in.qd, s.D) * growth, kn = maxnorm(in.kd, s.D) * growth;
   double a = std::fabs(scale) * qn * kn;
+  if constexpr (posenc::contextual_position_table_encoding<E>) {  // CoPE: q . e(p), |e(p)| <= max |e(n)|
+    double en = 0;
+    for (std::int64_t n = 0; n < enc.position_count(); ++n) {
+      double x = 0;
+      for (double e : enc.position_embedding(0, n)) x += e * e;
+      en = std::max(en, std::sqrt(x));
+    }
+    a += (enc.position_term_scaled() ? std::fabs(scale) : 1.0) * qn * en;
+  }
   if constexpr (posenc::score_bias_encoding<E> || posenc::relative_kv_encoding<E> ||
                 posenc::relative_query_encoding<E>) {
     double bmax = 0;

@@ -25,7 +25,7 @@
 #include <posenc/kernels/isa.hpp>
 
 #include "encoders/deberta_layers.hpp"
-#include "fast_support.hpp"
+#include "fused_support.hpp"
 #include "support/check.hpp"
 
 using posenc::tensor_view;
@@ -47,14 +47,6 @@ posenc::deberta_relative make_deberta(std::ptrdiff_t heads, std::ptrdiff_t D, bo
   return posenc::deberta_relative(cfg, kt, qt);
 }
 
-std::vector<posenc::kernels::isa> every_isa() {
-  using posenc::kernels::isa;
-  std::vector<isa> r{isa::scalar};
-  for (isa i : {isa::avx2, isa::avx512, isa::neon})
-    if (posenc::kernels::isa_supported(i)) r.push_back(i);
-  return r;
-}
-
 /// Several query tiles (16 tokens) against several key tiles (64 keys) per call.
 const posenc::fast_attention_options small_tiles{.query_tile = 16};
 
@@ -70,7 +62,7 @@ void check_forward(const fast_inputs<float>& in, const posenc::deberta_relative&
   double moved = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) moved = std::max(moved, std::fabs(other[i] - ref[i]));
   CHECK(moved > 1000 * fast_bound * unit);
-  for (const auto which : every_isa()) {
+  for (const auto which : every_fused_isa()) {
     posenc::kernels::scoped_isa use(which);
     const auto got = run_fast(in, enc, o, small_tiles);
     double worst = 0;
@@ -81,52 +73,9 @@ void check_forward(const fast_inputs<float>& in, const posenc::deberta_relative&
   }
 }
 
-/// posenc::attention_backward (after the forward, for its log-sum-exp) against sdpa_backward: dq, dk,
-/// dv and the tables' gradients within 1e-6 (1 + A) max |oracle|.
+/// The fused backward against sdpa_backward (fused_support.hpp) on several query and key tiles.
 void check_backward(const fast_shape& s, const posenc::deberta_relative& enc, const fast_masks& m) {
-  const auto o = m.options();
-  const fast_inputs<float> in(s, 7, 1.5);
-  const auto dout = random_values(static_cast<std::size_t>(s.B * s.Sq * s.Hq * s.Dv), 8);
-  const std::vector<float> doutf(dout.begin(), dout.end());
-  const std::vector<double> doutd(doutf.begin(), doutf.end());
-  using fview = tensor_view<const float>;
-  using dview = tensor_view<const double>;
-  const auto np = static_cast<std::size_t>(enc.parameter_count());
-  std::vector<float> out(doutf.size()), lse(static_cast<std::size_t>(s.B * s.Hq * s.Sq));
-  std::vector<float> dq(in.q.size()), dk(in.k.size()), dv(in.v.size());
-  std::vector<double> g(np, 0.0), gd(np, 0.0);
-  const auto q = fview::bthd(in.q.data(), s.B, s.Sq, s.Hq, s.D), k = fview::bthd(in.k.data(), s.B, s.Sk, s.Hkv, s.D),
-             v = fview::bthd(in.v.data(), s.B, s.Sk, s.Hkv, s.Dv);
-  posenc::fast_attention_options f = small_tiles;
-  f.log_sum_exp = lse;
-  posenc::attention(q, k, v, tensor_view<float>::bthd(out.data(), s.B, s.Sq, s.Hq, s.Dv), enc, o, f);
-  posenc::attention_backward(
-      q, k, v, fview::bthd(out.data(), s.B, s.Sq, s.Hq, s.Dv), std::span<const float>(lse),
-      fview::bthd(doutf.data(), s.B, s.Sq, s.Hq, s.Dv), tensor_view<float>::bthd(dq.data(), s.B, s.Sq, s.Hq, s.D),
-      tensor_view<float>::bthd(dk.data(), s.B, s.Sk, s.Hkv, s.D),
-      tensor_view<float>::bthd(dv.data(), s.B, s.Sk, s.Hkv, s.Dv), enc, o, {.encoder = g}, small_tiles);
-  std::vector<double> rq(in.qd.size()), rk(in.kd.size()), rv(in.vd.size());
-  posenc::sdpa_backward(
-      dview::bthd(in.qd.data(), s.B, s.Sq, s.Hq, s.D), dview::bthd(in.kd.data(), s.B, s.Sk, s.Hkv, s.D),
-      dview::bthd(in.vd.data(), s.B, s.Sk, s.Hkv, s.Dv), dview::bthd(doutd.data(), s.B, s.Sq, s.Hq, s.Dv),
-      tensor_view<double>::bthd(rq.data(), s.B, s.Sq, s.Hq, s.D),
-      tensor_view<double>::bthd(rk.data(), s.B, s.Sk, s.Hkv, s.D),
-      tensor_view<double>::bthd(rv.data(), s.B, s.Sk, s.Hkv, s.Dv), enc, o, {.encoder = gd});
-  const posenc::attention_mask mask(o, s.B, s.Sq, s.Sk);
-  const double A = logit_bound(in, enc, o, mask);
-  auto near = [&](const auto& got, const std::vector<double>& want, const char* what) {
-    double mx = 0, worst = 0;
-    for (double w : want) mx = std::max(mx, std::fabs(w));
-    for (std::size_t n = 0; n < want.size(); ++n)
-      worst = std::max(worst, std::fabs(static_cast<double>(got[n]) - want[n]));
-    INFO(what << ": max |fused - oracle| = " << worst << ", max |oracle| = " << mx << ", A <= " << A);
-    CHECK(worst <= 1e-6 * (1 + A) * mx);
-    CHECK(mx > 0);
-  };
-  near(dq, rq, "dq");
-  near(dk, rk, "dk");
-  near(dv, rv, "dv");
-  near(g, gd, "K_r then Q_r");
+  compare_backward(s, enc, m.options(), static_cast<std::size_t>(enc.parameter_count()), small_tiles);
 }
 
 }  // namespace

@@ -67,8 +67,8 @@ template <maybe_const<float> Q, kv_element K, kv_element V, positional_encoding 
 void attention(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<float> out, const E& encoder,
                const attention_options& options = {}, const fast_attention_options& fast = {}) {
   static_assert(fused_attention_supports<E>,
-                "posenc::attention does not compute hook 6 (contextual positions: CoPE); use posenc::sdpa "
-                "for this encoder");
+                "posenc::attention does not compute every hook of this encoder (fused_attention_supports: "
+                "hook 6 only in table form and not beside hook 4 or 5); use posenc::sdpa");
   using TK = std::remove_const_t<K>;
   using TV = std::remove_const_t<V>;
   detail::fast_attention<TK, TV>(tensor_view<const float>(q), tensor_view<const TK>(k), tensor_view<const TV>(v), out,

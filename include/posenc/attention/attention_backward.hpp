@@ -46,7 +46,8 @@ void attention_backward(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, te
                         tensor_view<float> dv, const E& encoder, const attention_options& options = {},
                         const attention_gradients& grads = {}, const fast_attention_options& fast = {}) {
   static_assert(fused_attention_supports<E>,
-                "posenc::attention_backward does not compute hook 6 (contextual positions: CoPE); use "
+                "posenc::attention_backward does not compute every hook of this encoder "
+                "(fused_attention_supports: hook 6 only in table form and not beside hook 4 or 5); use "
                 "posenc::sdpa_backward");
   static_assert(detail::backward_supported<E>,
                 "attention_backward: the encoder's q/k transform has no backward "

@@ -147,6 +147,18 @@ requires(!(relative_kv_encoding<A> &&
       contextual_position_encoding<B> {
     return part<contextual_tag>().position_term_scaled();
   }
+  [[nodiscard]] double gate_logit_scale() const requires contextual_position_table_encoding<A> ||
+      contextual_position_table_encoding<B> {
+    return part<contextual_tag>().gate_logit_scale();
+  }
+  [[nodiscard]] std::int64_t position_count() const requires contextual_position_table_encoding<A> ||
+      contextual_position_table_encoding<B> {
+    return part<contextual_tag>().position_count();
+  }
+  [[nodiscard]] std::span<const double> position_embedding(std::ptrdiff_t h, std::int64_t n) const requires
+      contextual_position_table_encoding<A> || contextual_position_table_encoding<B> {
+    return part<contextual_tag>().position_embedding(h, n);
+  }
   [[nodiscard]] double gate_derivative(double x) const requires contextual_position_backward_encoding<A> ||
       contextual_position_backward_encoding<B> {
     return part<contextual_tag>().gate_derivative(x);

@@ -81,6 +81,8 @@ class cope {
     const double z = x / sqrt_d_;
     return z >= 0 ? 1.0 / (1.0 + std::exp(-z)) : std::exp(z) / (1.0 + std::exp(z));
   }
+  /// The gate is sigmoid(gate_logit_scale() x): 1 / sqrt(d).
+  [[nodiscard]] double gate_logit_scale() const noexcept { return 1.0 / sqrt_d_; }
   /// d gate / d x.
   [[nodiscard]] double gate_derivative(double x) const noexcept {
     const double g = gate(x);
@@ -119,6 +121,13 @@ class cope {
       a[d] += w_grad * (1.0 - w) * q[d];
       b[d] += w_grad * w * q[d];
     }
+  }
+
+  /// Rows of E (npos), and row n (head_dim values; every head reads the same table): the fused
+  /// attention's table form (contextual_position_table_encoding).
+  [[nodiscard]] std::int64_t position_count() const noexcept { return config_.npos; }
+  [[nodiscard]] std::span<const double> position_embedding(std::ptrdiff_t h, std::int64_t n) const noexcept {
+    return {row(h, n), static_cast<std::size_t>(config_.head_dim)};
   }
 
   /// For a fused row: out[n] = q . E_h[n], n < npos (the authors' pos_logits_fixed), and the

@@ -31,6 +31,7 @@
 #include <type_traits>
 
 #include <posenc/attention/fast/call.hpp>
+#include <posenc/attention/fast/contextual.hpp>
 #include <posenc/attention/fast/encoder_paths.hpp>
 #include <posenc/attention/fast/kernels.hpp>
 #include <posenc/attention/fast/options.hpp>
@@ -60,6 +61,9 @@ struct backward_call : call<E, float, float> {
   float* dqp = nullptr;                         // dQ partials [lanes][B][Hkv][nqt][rows_max][Dp]
   std::uint8_t* live = nullptr;                 // [lanes][B][Hkv][nqt]: the lane wrote that dQ partial
   std::ptrdiff_t n_params = 0;                  // encoder parameters whose gradient is asked for
+  // CoPE, per row (tile_index + r) and key tile: the row's gate sum over the key tiles after it, and its
+  // sum of dp = dt slope over the key tiles before it ([rows][nkt] each, from contextual_prepass)
+  double *cope_after = nullptr, *cope_before = nullptr;
 
   [[nodiscard]] std::size_t tile_index(std::ptrdiff_t b, std::ptrdiff_t g, std::ptrdiff_t qt) const noexcept {
     return static_cast<std::size_t>(((b * this->p.Hkv + g) * this->p.nqt + qt) * this->p.rows_max);
@@ -303,13 +307,204 @@ void relative_flush(const backward_call<E>& c, const relative_pair& rp, std::ptr
   }
 }
 
+/// CoPE's scratch of a backward item and of its current (query tile, key tile) pair: the window
+/// [x0, x0 + cols) of table rows the pair's positions reach and q . e(n) over it per row (cq); per row,
+/// TK apart, the terms t (value gates: first the products q . v), the gates g, the uncapped positions
+/// pos and dt = dL/dt; the position weights aw (dt split between floor p and ceil p, cols apart), the
+/// value gates' dx (dxv), the tile's V rows [TK][Dp], TK floats of scratch (z), the rows' running gate
+/// sums (run); the item's sums of the table's gradient ge [table heads of the item][cn + 64][Dp].
+struct cope_pair {
+  std::ptrdiff_t x0 = 0;
+  int cols = 0;
+  float *cq = nullptr, *aw = nullptr, *t = nullptr, *g = nullptr, *dt = nullptr, *dxv = nullptr, *vr = nullptr,
+        *z = nullptr, *ge = nullptr;
+  double *pos = nullptr, *run = nullptr;
+};
+
+/// CoPE's scratch of an item, laid out once, the table's gradient sums and the V rows' padding cleared
+/// (an empty pair without CoPE).
+template <class E>
+cope_pair cope_item(const backward_call<E>& c, attention_scratch& sc) {
+  cope_pair cp;
+  if (!c.p.cope) return cp;
+  const plan& p = c.p;
+  const auto R0 = static_cast<std::size_t>(p.rows_max), TK = static_cast<std::size_t>(p.TK),
+             W = static_cast<std::size_t>(p.cld + 64), Dp = static_cast<std::size_t>(c.Dp);
+  const auto nge = static_cast<std::size_t>((c.t.cope_heads == 1 ? 1 : p.G) * (p.cn + 64)) * Dp;
+  cp.cq = grow(sc.cope, 2 * R0 * W + 4 * R0 * TK + TK * Dp + TK + nge);
+  cp.aw = cp.cq + R0 * W;
+  cp.t = cp.aw + R0 * W;
+  cp.g = cp.t + R0 * TK;
+  cp.dt = cp.g + R0 * TK;
+  cp.dxv = cp.dt + R0 * TK;
+  cp.vr = cp.dxv + R0 * TK;
+  cp.z = cp.vr + TK * Dp;
+  cp.ge = cp.z + TK;
+  std::fill(cp.vr, cp.vr + TK * Dp, 0.0f);
+  std::fill(cp.ge, cp.ge + nge, 0.0f);
+  cp.pos = grow(sc.carry, R0 * TK + R0);
+  cp.run = cp.pos + R0 * TK;
+  return cp;
+}
+
+/// CoPE on a pair's raw scores (QK^T at scale 1), rows R of query tile qt against key tile kti: the
+/// window of table rows the positions reach (from the rows' gate sums after the tile), q . e(n) over it
+/// (the PV kernel on the transposed table), value-gate products on the packed V^T, then per row the
+/// gates, positions and terms (contextual_tile_row); the scores become scale (q . k + t), or scale q . k
+/// with t added after the biases (backward_row). next (or null): each row's gate sum once this tile's
+/// gates are added.
+template <class E>
+void contextual_scores(const backward_call<E>& c, const backward_tile& t, cope_pair& cp, std::ptrdiff_t b,
+                       std::ptrdiff_t g, std::ptrdiff_t qt, std::ptrdiff_t kti, bool partial, const float* qp,
+                       double* next) {
+  const plan& p = c.p;
+  const std::ptrdiff_t TK = p.TK, nq = p.tile_queries(qt), R = p.G * nq;
+  const double* after = c.cope_after + c.tile_index(b, g, qt) * static_cast<std::size_t>(p.nkt);
+  const double cap = c.t.cope_cap;
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (std::ptrdiff_t r = 0; r < R; ++r)
+    if (const double a = after[r * p.nkt + kti]; a >= 0)  // NaN sums reach no table row
+      lo = std::min(lo, std::min(a, cap)), hi = std::max(hi, std::min(a + t.nk, cap));
+  if (!(lo <= hi)) lo = hi = 0;
+  cp.x0 = static_cast<std::ptrdiff_t>(std::floor(lo));
+  cp.cols = static_cast<int>((static_cast<std::ptrdiff_t>(std::ceil(hi)) - cp.x0 + 64) / 64 * 64);
+  const std::ptrdiff_t step = c.t.cope_heads == 1 ? R : nq;
+  for (std::ptrdiff_t r0 = 0; r0 < R; r0 += step)
+    c.tiles.pv_packed({.p = qp + r0 * c.Dp,
+                       .row_stride = c.Dp,
+                       .rows = static_cast<int>(step),
+                       .keys = static_cast<int>(p.D),
+                       .vt = {c.t.ce + (c.t.cope_heads == 1 ? 0 : g * p.G + r0 / nq) * p.D * p.cld + cp.x0, p.cld},
+                       .cols = cp.cols,
+                       .o = {cp.cq + r0 * cp.cols, cp.cols},
+                       .accumulate = false});
+  if (p.cope_values)
+    c.tiles.qk_packed({.q = t.qrows,
+                       .rows = static_cast<int>(R),
+                       .dim = static_cast<int>(p.Dv),
+                       .scale = 1.0f,
+                       .kt = {t.vt, TK},
+                       .s = {cp.t, TK}});
+  for (std::ptrdiff_t r = 0; r < R; ++r) {
+    float *sr = t.s + r * TK, *tr = cp.t + r * TK;
+    double carry = after[r * p.nkt + kti];
+    contextual_tile_row(c.t, c.tiles, p.cope_values ? tr : sr, partial ? t.mk + (r % nq) * TK : nullptr, t.nk,
+                        cp.cq + r * cp.cols, cp.x0, carry, cp.g + r * TK, cp.z, cp.pos + r * TK, tr);
+    if (next != nullptr) next[r] = carry;
+    if (p.cope_scaled)
+      for (int j = 0; j < t.nk; ++j) sr[j] = c.scale * (sr[j] + tr[j]);
+    else
+      c.tiles.scale_row(sr, t.nk, c.scale);
+  }
+}
+
+/// Row r's CoPE gradients, dt = dL/dt (backward_row) in hand: dp_j = dt_j slope_j (0 where capped or at
+/// an integer position), dg_j = before + sum_{k <= j} dp_k (before: the row's dp over the key tiles
+/// before this one) and dx_j = dg_j gate'(x_j), into the scores' gradient dr (key gates: the same
+/// products as q . k's) or dxv (value gates); the position weights aw for dq += aw e and the table's
+/// gradient. Returns the tile's sum of dp. With grads false (contextual_prepass) only the sum.
+template <class E>
+double contextual_row_gradients(const backward_call<E>& c, const backward_tile& t, const cope_pair& cp,
+                                std::ptrdiff_t r, double before, float* dr, bool grads) {
+  const plan& p = c.p;
+  const std::ptrdiff_t TK = p.TK;
+  const float *dt = cp.dt + r * TK, *g = cp.g + r * TK, *cq = cp.cq + r * cp.cols;
+  const double* pos = cp.pos + r * TK;
+  float* aw = cp.aw + r * cp.cols;
+  float* dx = p.cope_values ? cp.dxv + r * TK : dr;
+  if (grads) std::fill(aw, aw + cp.cols, 0.0f);
+  if (grads && p.cope_values) std::fill(dx, dx + TK, 0.0f);
+  double dg = before, sum = 0;
+  for (int j = 0; j < t.nk; ++j) {
+    const double pc = std::min(pos[j], c.t.cope_cap);
+    float dp = 0;
+    if (dt[j] != 0 && pc >= 0) {
+      const double f = std::floor(pc);
+      const std::ptrdiff_t lo = static_cast<std::ptrdiff_t>(f) - cp.x0;
+      const auto w = static_cast<float>(pc - f);
+      if (w > 0) dp = dt[j] * (cq[lo + 1] - cq[lo]);
+      if (grads) {
+        aw[lo] += dt[j] * (1.0f - w);
+        if (w > 0) aw[lo + 1] += dt[j] * w;
+      }
+    }
+    sum += static_cast<double>(dp);
+    dg += static_cast<double>(dp);
+    if (grads && g[j] != 0) dx[j] += static_cast<float>(dg) * g[j] * (1.0f - g[j]) * c.t.cope_gate;
+  }
+  return sum;
+}
+
+/// The pair's CoPE products, after dQ += dU K: dq += aw e over the window's table rows, the table's
+/// sums ge += aw^T Q (when its gradient is asked for) and, for value gates, dq += dxv V, dV += dxv^T Q.
+template <class E>
+void contextual_products(const backward_call<E>& c, const backward_tile& t, const cope_pair& cp, std::ptrdiff_t g,
+                         std::ptrdiff_t nq, const float* qp, float* dq) {
+  const plan& p = c.p;
+  const std::ptrdiff_t R = p.G * nq, Dp = c.Dp, rl = (p.cn + 64) * Dp, step = c.t.cope_heads == 1 ? R : nq;
+  for (std::ptrdiff_t r0 = 0; r0 < R; r0 += step) {
+    const std::ptrdiff_t hn = c.t.cope_heads == 1 ? 0 : r0 / nq;
+    c.tiles.pv_packed({.p = cp.aw + r0 * cp.cols,
+                       .row_stride = cp.cols,
+                       .rows = static_cast<int>(step),
+                       .keys = cp.cols,
+                       .vt = {c.t.cr + (c.t.cope_heads == 1 ? 0 : g * p.G + hn) * rl + cp.x0 * Dp, Dp},
+                       .cols = static_cast<int>(Dp),
+                       .o = {dq + r0 * Dp, Dp}});
+    if (c.n_params > 0)
+      c.tiles.pv_packed({.p = cp.aw + r0 * cp.cols,
+                         .row_stride = 1,
+                         .key_stride = cp.cols,
+                         .rows = cp.cols,
+                         .keys = static_cast<int>(step),
+                         .vt = {qp + r0 * Dp, Dp},
+                         .cols = static_cast<int>(Dp),
+                         .o = {cp.ge + hn * rl + cp.x0 * Dp, Dp}});
+  }
+  if (!p.cope_values) return;
+  c.tiles.pv_packed({.p = cp.dxv,
+                     .row_stride = p.TK,
+                     .rows = static_cast<int>(R),
+                     .keys = t.nk,
+                     .vt = {cp.vr, Dp},
+                     .cols = static_cast<int>(Dp),
+                     .o = {dq, Dp}});
+  c.tiles.pv_packed({.p = cp.dxv,
+                     .row_stride = 1,
+                     .key_stride = p.TK,
+                     .rows = t.nk,
+                     .keys = static_cast<int>(R),
+                     .vt = {qp, Dp},
+                     .cols = static_cast<int>(p.dvp),
+                     .o = {t.dva, p.dvp}});
+}
+
+/// The item's sums of CoPE's table gradient into its parameter partial, through the encoder's hook at
+/// each integer position n (w = 1: the whole sum to row n).
+template <class E>
+void contextual_flush(const backward_call<E>& c, const cope_pair& cp, std::ptrdiff_t g, std::span<double> pgrad) {
+  if constexpr (trainable_contextual_position_encoding<E>) {
+    const plan& p = c.p;
+    if (c.n_params == 0 || cp.ge == nullptr) return;
+    const std::ptrdiff_t heads = c.t.cope_heads == 1 ? 1 : p.G, rl = (p.cn + 64) * c.Dp;
+    std::vector<double> row(static_cast<std::size_t>(p.D));
+    for (std::ptrdiff_t hn = 0; hn < heads; ++hn)
+      for (std::ptrdiff_t n = 0; n < p.cn; ++n) {
+        const float* a = cp.ge + hn * rl + n * c.Dp;
+        std::copy_n(a, p.D, row.begin());
+        c.enc.accumulate_position_gradient(c.t.cope_heads == 1 ? 0 : g * p.G + hn, static_cast<double>(n), 1.0, row,
+                                           pgrad);
+      }
+  }
+}
+
 /// Row r of a (query tile, key tile) pair, after S and dP: the forward's hooks on S (Shaw, soft-cap,
 /// the score hooks), P = exp(S - L), dS = P (dP - D_i) with the bias gradients, then the soft-cap
 /// derivative and the scale (dU), and Shaw's gradients.
 template <class E>
 void backward_row(const backward_call<E>& c, const backward_tile& t, const tile_summary& ks, bool partial,
                   std::ptrdiff_t b, std::ptrdiff_t h, std::ptrdiff_t i, std::ptrdiff_t r, std::size_t ti, float* dq,
-                  std::span<double> pgrad, const relative_pair& rp) {
+                  std::span<double> pgrad, const relative_pair& rp, const cope_pair& cp) {
   constexpr float ninf = -std::numeric_limits<float>::infinity();
   const plan& p = c.p;
   const std::ptrdiff_t TK = p.TK, nq = p.tile_queries(i / p.TQ);
@@ -327,12 +522,14 @@ void backward_row(const backward_call<E>& c, const backward_tile& t, const tile_
     std::copy_n(sr, t.nk, t.lc + r * TK);
   }
   score_hooks(c, sr, h, pos_q, ks, b, t.j0, t.nk, partial ? t.mk + (r % nq) * TK : nullptr);
-  for (int j = t.nk; j < TK; ++j) sr[j] = ninf;  // padding keys: p = 0
+  if (p.cope && !p.cope_scaled) c.tiles.add_row(sr, cp.t + r * TK, t.nk);  // CoPE's unscaled term
+  for (int j = t.nk; j < TK; ++j) sr[j] = ninf;                            // padding keys: p = 0
   // L = +inf marks a row that attends to nothing: every p is exp(-inf) = 0
   c.tiles.exp_sum(sr, static_cast<int>(TK), c.off[ti + static_cast<std::size_t>(r)]);
   const float Di = c.drow[ti + static_cast<std::size_t>(r)];
   for (int j = 0; j < t.nk; ++j) dr[j] = sr[j] * (dr[j] - Di);  // dS = P (dP - D_i) = d bias
   for (int j = t.nk; j < TK; ++j) dr[j] = 0;
+  if (p.cope && !p.cope_scaled) std::copy_n(dr, TK, cp.dt + r * TK);  // dL/dt = dS
   if constexpr (trainable_score_bias_encoding<E>)
     if (c.n_params > 0)
       for (int j = 0; j < t.nk; ++j)
@@ -346,10 +543,29 @@ void backward_row(const backward_call<E>& c, const backward_tile& t, const tile_
   } else {
     for (int j = 0; j < t.nk; ++j) dr[j] *= c.scale;
   }
+  if (p.cope && p.cope_scaled) std::copy_n(dr, TK, cp.dt + r * TK);  // dL/dt = dU
   if constexpr (relative_query_encoding<E>)
     relative_row(c, t, rp, r, nq, pos_q, b, sr, dr);
   else if constexpr (relative_kv_encoding<E>)
     shaw_gradients(c, t, h, pos_q, b, qr, dor, sr, dr, dq + r * c.Dp, pgrad);
+}
+
+/// A pair's S = Q K^T (at scale 1 under CoPE: contextual_scores scales) and dP = dO V^T over its rows.
+template <class E>
+void pair_products(const backward_call<E>& c, const backward_tile& t, int rows) {
+  const plan& p = c.p;
+  c.tiles.qk_packed({.q = t.qrows,
+                     .rows = rows,
+                     .dim = static_cast<int>(p.D),
+                     .scale = p.cope ? 1.0f : c.scale,
+                     .kt = {t.kt, p.TK},
+                     .s = {t.s, p.TK}});
+  c.tiles.qk_packed({.q = t.drows,
+                     .rows = rows,
+                     .dim = static_cast<int>(p.Dv),
+                     .scale = 1.0f,
+                     .kt = {t.vt, p.TK},
+                     .s = {t.dp, p.TK}});
 }
 
 /// One (query tile qt, key tile) pair of item w: S and dP, each row (backward_row), then dV += P^T dO,
@@ -357,7 +573,7 @@ void backward_row(const backward_call<E>& c, const backward_tile& t, const tile_
 template <class E>
 void backward_pair(const backward_call<E>& c, const backward_tile& t, const tile_summary& ks, tile_class cls,
                    const backward_item& w, std::ptrdiff_t qt, std::span<double> pgrad, attention_scratch& sc,
-                   relative_pair& rp) {
+                   relative_pair& rp, cope_pair& cp) {
   const plan& p = c.p;
   const std::ptrdiff_t TK = p.TK, Dp = c.Dp, dvp = p.dvp, i0 = qt * p.TQ, nq = p.tile_queries(qt), R = p.G * nq;
   const std::size_t ti = c.tile_index(w.b, w.g, qt);
@@ -373,12 +589,16 @@ void backward_pair(const backward_call<E>& c, const backward_tile& t, const tile
   if constexpr (relative_query_encoding<E>)
     relative_products(c, t, sc, c.t.qsum[w.b * p.nqt + qt], ks, w.g, nq, qp, rp);
   const auto rows = static_cast<int>(R);
-  c.tiles.qk_packed(
-      {.q = t.qrows, .rows = rows, .dim = static_cast<int>(p.D), .scale = c.scale, .kt = {t.kt, TK}, .s = {t.s, TK}});
-  c.tiles.qk_packed(
-      {.q = t.drows, .rows = rows, .dim = static_cast<int>(p.Dv), .scale = 1.0f, .kt = {t.vt, TK}, .s = {t.dp, TK}});
+  pair_products(c, t, rows);
+  if constexpr (contextual_position_encoding<E>)
+    contextual_scores(c, t, cp, w.b, w.g, qt, t.j0 / TK, cls == tile_class::partial, qp, nullptr);
   for (std::ptrdiff_t r = 0; r < R; ++r)
-    backward_row(c, t, ks, cls == tile_class::partial, w.b, w.g * p.G + r / nq, i0 + r % nq, r, ti, dq, pgrad, rp);
+    backward_row(c, t, ks, cls == tile_class::partial, w.b, w.g * p.G + r / nq, i0 + r % nq, r, ti, dq, pgrad, rp, cp);
+  if constexpr (contextual_position_encoding<E>) {
+    const double* before = c.cope_before + ti * static_cast<std::size_t>(p.nkt);
+    for (std::ptrdiff_t r = 0; r < R; ++r)
+      contextual_row_gradients(c, t, cp, r, before[r * p.nkt + t.j0 / TK], t.dp + r * TK, true);
+  }
   c.tiles.pv_packed({.p = t.s,
                      .row_stride = 1,
                      .key_stride = TK,
@@ -404,6 +624,7 @@ void backward_pair(const backward_call<E>& c, const backward_tile& t, const tile
                      .o = {dq, Dp},
                      .accumulate = dq_accumulate});
   if constexpr (relative_query_encoding<E>) relative_gradients(c, t, rp, w.g, nq, qp, dq);
+  if constexpr (contextual_position_encoding<E>) contextual_products(c, t, cp, w.g, nq, qp, dq);
   wrote = 1;
 }
 
@@ -415,15 +636,17 @@ void backward_item_run(const backward_call<E>& c, attention_scratch& sc, const b
   const plan& p = c.p;
   backward_tile t = backward_scratch(c, sc);
   relative_pair rp = relative_item(c, sc);
+  cope_pair cp = cope_item(c, sc);
   for (std::ptrdiff_t kti = w.lane; kti < p.nkt; kti += c.lanes) {
     const tile_summary& ks = c.t.ksum[w.b * p.nkt + kti];
     load_backward_tile(c, w.b, w.g, kti, t);
+    if (p.cope_values) pack_tile<false>(c.v_ops, c.v, w.b, w.g, t.j0, t.nk, p.Dv, cp.vr, c.Dp);
     bool touched = false;
     for (std::ptrdiff_t qt = 0; qt < p.nqt; ++qt) {
       const tile_class cls = classify(c.o, c.t.qsum[w.b * p.nqt + qt], ks);
       if (cls == tile_class::skip) continue;
       touched = true;
-      backward_pair(c, t, ks, cls, w, qt, pgrad, sc, rp);
+      backward_pair(c, t, ks, cls, w, qt, pgrad, sc, rp, cp);
     }
     for (int j = 0; j < t.nk; ++j) {
       float* dkr = c.dk + ((w.b * p.Sk + t.j0 + j) * p.Hkv + w.g) * p.D;
@@ -433,6 +656,51 @@ void backward_item_run(const backward_call<E>& c, attention_scratch& sc, const b
     }
   }
   if constexpr (relative_query_encoding<E>) relative_flush(c, rp, w.g, pgrad);
+  if constexpr (contextual_position_encoding<E>) contextual_flush(c, cp, w.g, pgrad);
+}
+
+/// CoPE's pass before the backward's items, one per (sequence b, kv head g, query tile qt): its key
+/// tiles from the last to the first, each row's gate sum after each tile and, with P, dS and dt formed
+/// as the backward's pairs form them, the tile's sum of dp = dt slope; then those sums as sums over the
+/// key tiles before each (what the gates' gradient adds up from the first key on).
+template <class E>
+void contextual_prepass(const backward_call<E>& c, attention_scratch& sc, std::ptrdiff_t b, std::ptrdiff_t g,
+                        std::ptrdiff_t qt) {
+  const plan& p = c.p;
+  backward_call<E> c0 = c;  // no parameter gradients here
+  c0.n_params = 0;
+  backward_tile t = backward_scratch(c, sc);
+  cope_pair cp = cope_item(c, sc);
+  const relative_pair rp;
+  const std::ptrdiff_t TK = p.TK, nq = p.tile_queries(qt), R = p.G * nq, nkt = p.nkt;
+  const std::size_t ti = c.tile_index(b, g, qt);
+  double *after = c.cope_after + ti * static_cast<std::size_t>(nkt),
+         *before = c.cope_before + ti * static_cast<std::size_t>(nkt);
+  const float *qp = c.qp + ti * static_cast<std::size_t>(c.Dp), *dop = c.dop + ti * static_cast<std::size_t>(p.dvp);
+  for (std::ptrdiff_t r = 0; r < R; ++r) t.qrows[r] = qp + r * c.Dp, t.drows[r] = dop + r * p.dvp, cp.run[r] = 0;
+  for (std::ptrdiff_t kti = nkt - 1; kti >= 0; --kti) {
+    const tile_summary& ks = c.t.ksum[b * nkt + kti];
+    const tile_class cls = classify(c.o, c.t.qsum[b * p.nqt + qt], ks);
+    for (std::ptrdiff_t r = 0; r < R; ++r) after[r * nkt + kti] = cp.run[r], before[r * nkt + kti] = 0;
+    if (cls == tile_class::skip) continue;
+    load_backward_tile(c, b, g, kti, t);
+    if (cls == tile_class::partial) fill_tile_mask(c.mask, b, qt * p.TQ, nq, t.j0, t.nk, t.mk, TK);
+    pair_products(c, t, static_cast<int>(R));
+    contextual_scores(c, t, cp, b, g, qt, kti, cls == tile_class::partial, qp, cp.run);
+    for (std::ptrdiff_t r = 0; r < R; ++r) {
+      backward_row(c0, t, ks, cls == tile_class::partial, b, g * p.G + r / nq, qt * p.TQ + r % nq, r, ti, nullptr, {},
+                   rp, cp);
+      before[r * nkt + kti] = contextual_row_gradients(c, t, cp, r, 0.0, nullptr, false);
+    }
+  }
+  for (std::ptrdiff_t r = 0; r < R; ++r) {  // tile sums -> sums over the tiles before
+    double acc = 0;
+    for (std::ptrdiff_t kti = 0; kti < nkt; ++kti) {
+      const double x = before[r * nkt + kti];
+      before[r * nkt + kti] = acc;
+      acc += x;
+    }
+  }
 }
 
 /// f(b, g, t, h, i, x) for row r of query tile t of kv head g of sequence b, for every row: query head
@@ -586,6 +854,15 @@ void fast_attention_backward(tensor_view<const float> q, tensor_view<const float
   const backward_buffers x = backward_buffers_of(c, bp.backward_items(), ws);
   c.dk = x.dk, c.dv = x.dv, c.dqp = x.dqp;
   pack_backward_rows(c, x.qp, x.dop, x.off, x.drow, out, lse, dout, grads);
+  if constexpr (contextual_position_encoding<E>) {
+    const std::size_t n = c.rows() * static_cast<std::size_t>(bp.nkt);
+    c.cope_after = grow(ws.cope_carry, 2 * n);
+    c.cope_before = c.cope_after + n;
+    run_parallel(f.executor, bp.B * bp.Hkv * bp.nqt, [&](std::ptrdiff_t m) {
+      scratch_slot slot(ws);
+      contextual_prepass(c, slot.get(), m / (bp.Hkv * bp.nqt), (m / bp.nqt) % bp.Hkv, m % bp.nqt);
+    });
+  }
   run_parallel(f.executor, bp.backward_items(), [&](std::ptrdiff_t n) {
     scratch_slot slot(ws);
     backward_item_run(c, slot.get(), bp.backward_work(n),

@@ -134,6 +134,12 @@ struct call_tables {
   const float* qk_q = nullptr;
   std::ptrdiff_t qk_q_stride = 0;
   float* partial = nullptr;  // key-chunk partials [items][chunks][rows_max][2 + dvp]
+  // CoPE: the embedding rows transposed, [cope_heads][D][cld] (zero past cn), and as rows,
+  // [cope_heads][cn + 64][D padded to 64]; the gate sigmoid(cope_gate x); positions capped at cope_cap
+  std::ptrdiff_t cope_heads = 1;
+  const float *ce = nullptr, *cr = nullptr;
+  float cope_gate = 1;
+  double cope_cap = 0;
 
   /// Shaw's aK value d of head h at table column x, and aV's row of head h at column x.
   [[nodiscard]] float shaw_key(std::ptrdiff_t h, std::ptrdiff_t d, std::ptrdiff_t x, const plan& p) const noexcept {

@@ -11,6 +11,8 @@
 //     probability sums;
 //   - the distance_relative_query_encoding leaf (DeBERTa's p2c): its aQ rows over the same
 //     distances, for the per-key-tile k . aQ products gathered by distance.
+//   - the contextual_position_table_encoding leaf (CoPE): its embedding rows, for the per-item
+//     q . e(n) products, the gates and positions formed per key tile (key tiles last to first).
 // qk transforms and the softmax multiplier are taken from the whole encoder (combined applies both).
 #pragma once
 
@@ -89,6 +91,9 @@ struct hook_facts {
   bool kv_value = false;
   bool relative_query = false;  // a distance_relative_query_encoding leaf (DeBERTa's p2c): its range
   distance_range query_range{};
+  bool contextual = false;  // a contextual_position_table_encoding leaf (CoPE): its table rows, gates
+  bool contextual_values = false, contextual_scaled = true;
+  std::int64_t contextual_rows = 0;
   distance_range call_range{};
 };
 
@@ -123,6 +128,12 @@ template <class E>
         h.query_range = leaf.relative_distance_range();
       }
     });
+  }
+  if constexpr (contextual_position_encoding<E>) {
+    h.contextual = true;
+    h.contextual_values = e.gate_source() == contextual_gate_source::values;
+    h.contextual_scaled = e.position_term_scaled();
+    if constexpr (contextual_position_table_encoding<E>) h.contextual_rows = e.position_count();
   }
   return h;
 }

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include <posenc/attention/fast/call.hpp>
+#include <posenc/attention/fast/contextual.hpp>
 #include <posenc/attention/fast/encoder_paths.hpp>
 #include <posenc/attention/fast/kernels.hpp>
 #include <posenc/attention/fast/kv_q8_0.hpp>
@@ -194,6 +195,9 @@ struct item_state {
   float *m = nullptr, *l = nullptr;        // running max and sum per row
   float *qa = nullptr, *bucket = nullptr;  // Shaw: q . aK per distance, probability mass per distance [R][sw]
   std::uint8_t* mk = nullptr;              // element mask of a partial tile [nq][TK]
+  float *cq = nullptr, *ct = nullptr;      // CoPE: q . e(n) per row [R][cld]; value-gate products, then terms [R][TK]
+  float *cg = nullptr, *cvt = nullptr;     // CoPE: gates and scratch [2][TK]; the tile's V^T [Dv][TK] (value gates)
+  double* carry = nullptr;                 // CoPE: each row's gate sum over the key tiles already walked
 
   [[nodiscard]] std::ptrdiff_t head(std::ptrdiff_t r) const noexcept { return g * G + r / nq; }
   /// The rows of the decode path's key kernel: Rg per kv head, heads kv heads.
@@ -264,6 +268,60 @@ item_state begin_item(const forward_call<E, TK, TV>& c, detail::attention_scratc
   return it;
 }
 
+/// CoPE's start of an item: q . e_h(n) for every row and table row n < cn (the QK^T kernel on the
+/// transposed table, once for all rows when the heads share it), the running gate sums cleared.
+template <class E, class TK, class TV>
+void begin_contextual(const forward_call<E, TK, TV>& c, item_state& it, attention_scratch& sc) {
+  const plan& p = c.p;
+  const auto nR = static_cast<std::size_t>(it.R), TK_ = static_cast<std::size_t>(p.TK);
+  it.cq = grow(sc.cope, nR * (static_cast<std::size_t>(p.cld) + TK_) + (2 + static_cast<std::size_t>(p.Dv)) * TK_);
+  it.ct = it.cq + nR * static_cast<std::size_t>(p.cld);
+  it.cg = it.ct + nR * TK_;
+  it.cvt = it.cg + 2 * TK_;
+  std::fill(it.cvt, it.cvt + static_cast<std::size_t>(p.Dv) * TK_, 0.0f);  // columns past a short tile stay 0
+  it.carry = grow(sc.carry, nR);
+  std::fill(it.carry, it.carry + nR, 0.0);
+  const std::ptrdiff_t step = c.t.cope_heads == 1 ? it.R : it.nq;
+  for (std::ptrdiff_t r = 0; r < it.R; r += step)
+    c.tiles.qk_packed({.q = it.rows + r,
+                       .rows = static_cast<int>(step),
+                       .dim = static_cast<int>(p.D),
+                       .scale = 1.0f,
+                       .kt = {c.t.ce + (c.t.cope_heads == 1 ? 0 : it.head(r)) * p.D * p.cld, p.cld},
+                       .s = {it.cq + r * p.cld, p.cld}});
+}
+
+/// CoPE's term of one key tile (keys j0 .. j0 + nk - 1), the raw q . k in the scores (QK^T at scale
+/// 1): per row the gates, positions and terms (fast/contextual.hpp; value gates on the tile's V^T),
+/// then the scores become scale (q . k + t), or scale q . k with t kept in it.ct for after the score
+/// biases (an unscaled term).
+template <class E, class TK, class TV>
+void contextual_tile(const forward_call<E, TK, TV>& c, item_state& it, tile_class cls, std::ptrdiff_t j0, int nk) {
+  const plan& p = c.p;
+  const std::ptrdiff_t TK_ = p.TK;
+  if (p.cope_values) {
+    pack_tile<true>(c.v_ops, c.v, it.w.b, it.g, j0, nk, p.Dv, it.cvt, TK_);
+    c.tiles.qk_packed({.q = it.rows,
+                       .rows = static_cast<int>(it.R),
+                       .dim = static_cast<int>(p.Dv),
+                       .scale = 1.0f,
+                       .kt = {it.cvt, TK_},
+                       .s = {it.ct, TK_}});
+  }
+  for (std::ptrdiff_t r = 0; r < it.R; ++r) {
+    float *sr = it.s + r * TK_, *ct = it.ct + r * TK_;
+    const std::uint8_t* mr = cls == tile_class::partial ? it.mk + (r % it.nq) * TK_ : nullptr;
+    contextual_tile_row(c.t, c.tiles, p.cope_values ? ct : sr, mr, nk, it.cq + r * p.cld, 0, it.carry[r], it.cg,
+                        it.cg + TK_, nullptr, ct);
+    if (p.cope_scaled)
+      for (int j = 0; j < nk; ++j) sr[j] = c.scale * (sr[j] + ct[j]);
+    else
+      c.tiles.scale_row(sr, nk, c.scale);
+  }
+  if (p.cope_values && nk < TK_)
+    for (std::ptrdiff_t d = 0; d < p.Dv; ++d) std::fill(it.cvt + d * TK_ + nk, it.cvt + (d + 1) * TK_, 0.0f);
+}
+
 /// The online-softmax step of one row over one key tile (FlashAttention-2 order), shared by the
 /// prefill and decode paths: the tile's row max, the running output o, sum l and Shaw buckets
 /// rescaled to the new max m, exp, sum update. sr holds the row's nk scores (masked ones -inf) and
@@ -322,6 +380,7 @@ void softmax_tile(const forward_call<E, TK, TV>& c, item_state& it, const tile_s
     if (p.shaw) add_distance_row(c, it.qa + r * it.sw, p.srange, ks, pos_q, b, j0, nk, sr);
     if (p.softcap) c.tiles.softcap(sr, nk, p.cap, p.inv_cap);
     score_hooks(c, sr, h, pos_q, ks, b, j0, nk, cls == tile_class::partial ? it.mk + (r % it.nq) * p.TK : nullptr);
+    if (p.cope && !p.cope_scaled) c.tiles.add_row(sr, it.ct + r * p.TK, nk);  // CoPE's unscaled term
     float* bucket = p.shaw_value ? it.bucket + r * it.sw : nullptr;
     const std::optional<float> mass = online_softmax_step(c, sr, nk, it.m[r], it.l[r], it.o + r * p.dvp, bucket);
     if (bucket != nullptr && mass) add_buckets(c, ks, pos_q, b, j0, nk, sr, *mass, bucket);
@@ -389,13 +448,15 @@ void load_kv_tile(const forward_call<E, TK, TV>& c, attention_scratch& sc, std::
 
 /// f(ks, cls, j0, nk) for each key tile item w visits (p.key_tiles) that some of its rows can see:
 /// its summary, its class (a partial tile's element mask filled into it.mk), first key, key count.
+/// In key order; last to first under CoPE (its positions are sums over the keys after each key).
 template <class E, class TK, class TV, class F>
 void for_each_key_tile(const forward_call<E, TK, TV>& c, item_state& it, F&& f) {
   const plan& p = c.p;
   const work_item& w = it.w;
   const tile_summary& qs = c.t.qsum[w.b * p.nqt + w.qt];
   const auto [kt0, kt1] = p.key_tiles(w);
-  for (std::ptrdiff_t kti = kt0; kti < kt1; ++kti) {
+  for (std::ptrdiff_t n = kt0; n < kt1; ++n) {
+    const std::ptrdiff_t kti = p.cope ? kt1 - 1 - (n - kt0) : n;
     const tile_summary& ks = c.t.ksum[w.b * p.nkt + kti];
     const tile_class cls = classify(c.o, qs, ks);
     if (cls == tile_class::skip) continue;
@@ -444,6 +505,7 @@ template <class E, class TK, class TV>
 void prefill_item(const forward_call<E, TK, TV>& c, detail::attention_scratch& sc, const work_item& w) {
   const plan& p = c.p;
   item_state it = begin_item(c, sc, w);
+  if constexpr (contextual_position_encoding<E>) begin_contextual(c, it, sc);
   const std::ptrdiff_t TK_ = p.TK, dvp = p.dvp, nq = it.nq;
   const auto qk = c.k_ops.qk_tile != nullptr ? c.k_ops.qk_tile : c.tiles.qk_packed;
   const auto pv = c.v_ops.pv_tile != nullptr ? c.v_ops.pv_tile : c.tiles.pv_packed;
@@ -456,9 +518,10 @@ void prefill_item(const forward_call<E, TK, TV>& c, detail::attention_scratch& s
     qk({.q = c.k_ops.qk_tile != nullptr ? it.kq : it.rows,
         .rows = static_cast<int>(it.R),
         .dim = static_cast<int>(p.D),
-        .scale = c.scale,
+        .scale = p.cope ? 1.0f : c.scale,  // CoPE scales after its gates (contextual_tile)
         .kt = {it.kt, TK_},
         .s = {it.s, TK_}});
+    if constexpr (contextual_position_encoding<E>) contextual_tile(c, it, cls, j0, nk);
     if constexpr (any_leaf_relative_query<E>()) add_p2c_tile(c, it, sc, ks, j0, nk);
     softmax_tile(c, it, ks, cls, j0, nk);
     // A masked key has p = 0, but 0 x Inf / NaN is NaN: when a key masked for some row holds a value

@@ -81,6 +81,10 @@ struct plan {
   bool shaw = false, shaw_value = false, p2c = false;
   distance_range srange{};
   std::ptrdiff_t sn = 0, sld = 0;
+  // CoPE: gates and positions per key tile, the key tiles of an item walked last to first (positions
+  // are sums over the keys at or after each key); q . e(n) over cn table rows (sld-like cld) per item
+  bool cope = false, cope_values = false, cope_scaled = true;
+  std::ptrdiff_t cn = 0, cld = 0;
 
   /// Work items run: items x chunks, numbered as item() maps them.
   [[nodiscard]] std::ptrdiff_t work_items() const noexcept { return items * chunks; }
@@ -136,8 +140,9 @@ struct plan {
   // Packing a K/V tile pays off once 16 rows share it; strided dims are packed whatever the rows; the
   // backward packs every tile (its products read K, V and K^T as packed matrices).
   // DeBERTa's p2c term reads the packed K tile (k . aQ per key tile): always packed.
-  const bool prefill = in.backward || hk.relative_query || p.G * std::min<std::ptrdiff_t>(p.TQ, p.Sq) >= 16 ||
-                       !in.k_dim_unit || !in.v_dim_unit;
+  // CoPE reads packed tiles too, and one item walks all its keys (no key chunks).
+  const bool prefill = in.backward || hk.relative_query || hk.contextual ||
+                       p.G * std::min<std::ptrdiff_t>(p.TQ, p.Sq) >= 16 || !in.k_dim_unit || !in.v_dim_unit;
   p.path = prefill ? kv_path::prefill : kv_path::decode;
   // Decode with token-major keys: one item takes every kv head, so a key tile's rows (all heads of a
   // token are adjacent) are read together rather than one head's rows Hkv rows apart. Head-major
@@ -149,7 +154,7 @@ struct plan {
   // bfloat16 on vdpbf16ps: in place (decode) or on pair tiles (prefill, unit dim strides; never the
   // backward; keys stay float tiles where DeBERTa's p2c term reads the packed K tile)
   const bool dot = !in.backward && in.bf16_dot_kernels && f.bf16_dot_products;
-  p.dot_qk = dot && in.k_bf16 && p.D % 32 == 0 && in.k_dim_unit && !hk.relative_query;
+  p.dot_qk = dot && in.k_bf16 && p.D % 32 == 0 && in.k_dim_unit && !hk.relative_query && !hk.contextual;
   p.dot_pv = dot && in.v_bf16 && p.Dv % 32 == 0 && in.v_dim_unit;
   p.dot_q8 = !prefill && in.q8_dot_kernels && f.q8_0_int8_dot_products && in.k_q8 && p.D % 32 == 0;
   p.prep_q = prefill ? p.dot_qk : in.k_bf16 || p.dot_q8;
@@ -168,7 +173,7 @@ struct plan {
   // Few items over many keys (decode): key chunks as extra work items, so every thread has work (the
   // backward splits its keys into lanes instead: backward_plan).
   p.chunk_tiles = p.nkt;
-  if (!in.backward && p.items < 8 && p.Sk >= 2 * f.split_keys) {
+  if (!in.backward && !hk.contextual && p.items < 8 && p.Sk >= 2 * f.split_keys) {
     p.chunk_tiles = f.split_keys / p.TK;
     p.chunks = (p.nkt + p.chunk_tiles - 1) / p.chunk_tiles;
   }
@@ -194,6 +199,13 @@ struct plan {
     p.srange = clip_range(hk.call_range, r);
     p.sn = static_cast<std::ptrdiff_t>(p.srange.hi - p.srange.lo + 1);
     p.sld = (p.sn + 63) / 64 * 64;
+  }
+  if (hk.contextual) {  // positions reach at most min(npos - 1, Sk): ceil of a sum of Sk gates <= 1
+    p.cope = true;
+    p.cope_values = hk.contextual_values;
+    p.cope_scaled = hk.contextual_scaled;
+    p.cn = static_cast<std::ptrdiff_t>(std::min<std::int64_t>(hk.contextual_rows, p.Sk + 1));
+    p.cld = (p.cn + 63) / 64 * 64;
   }
   return p;
 }

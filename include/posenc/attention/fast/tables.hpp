@@ -185,6 +185,39 @@ void build_p2c_table(const plan& p, const E& enc, attention_workspace& ws, call_
   t.aqr = rows + hk * rl;
 }
 
+/// CoPE's embedding rows n < cn in float: transposed [cope_heads][D][cld] (zero past cn; 64 floats of
+/// slack: a window of columns may read past the last row) for the q . e(n) products, and as rows
+/// [cope_heads][cn + 64][Dp] (zero-padded, Dp = D padded to 64) for the backward's dq; one table for all
+/// heads unless two heads' rows differ.
+template <class E>
+void build_cope_tables(const plan& p, const E& enc, attention_workspace& ws, call_tables& t) {
+  for_each_leaf(enc, [&](const auto& leaf) {
+    if constexpr (contextual_position_table_encoding<std::remove_cvref_t<decltype(leaf)>>) {
+      t.cope_heads =
+          p.Hq > 1 && leaf.position_embedding(0, 0).data() != leaf.position_embedding(1, 0).data() ? p.Hq : 1;
+      const std::ptrdiff_t Dp = (p.D + 63) / 64 * 64;
+      const auto nt = static_cast<std::size_t>(t.cope_heads * p.D * p.cld + 64),
+                 nr = static_cast<std::size_t>(t.cope_heads * (p.cn + 64) * Dp);
+      float* ce = detail::grow(ws.cope, nt + nr);
+      std::fill(ce, ce + nt + nr, 0.0f);
+      float* cr = ce + nt;
+      for (std::ptrdiff_t h = 0; h < t.cope_heads; ++h)
+        for (std::ptrdiff_t n = 0; n < p.cn; ++n) {
+          const auto e = leaf.position_embedding(h, n);
+          for (std::ptrdiff_t d = 0; d < p.D; ++d) {
+            const auto x = static_cast<float>(e[static_cast<std::size_t>(d)]);
+            ce[(h * p.D + d) * p.cld + n] = x;
+            cr[(h * (p.cn + 64) + n) * Dp + d] = x;
+          }
+        }
+      t.ce = ce;
+      t.cr = cr;
+      t.cope_gate = static_cast<float>(leaf.gate_logit_scale());
+      t.cope_cap = static_cast<double>(leaf.max_position());
+    }
+  });
+}
+
 /// Stage 2: the per-call tables plan p asks for (see the banner). k_ops: the key record, whose prep_q
 /// prepares the q rows of the decode path's key kernel once per call (not per key tile).
 template <class E, class TK>
@@ -202,6 +235,7 @@ call_tables build_tables(const plan& p, const E& enc, const attention_options& o
   if (p.use_table) t.table = build_distance_table(p, enc, ws);
   if constexpr (any_leaf_relative_kv<E>()) build_shaw_tables(p, enc, ws, t);
   if constexpr (any_leaf_relative_query<E>()) build_p2c_table(p, enc, ws, t);
+  if constexpr (contextual_position_table_encoding<E>) build_cope_tables(p, enc, ws, t);
   if (p.prep_q) {
     const std::ptrdiff_t n = k_ops.prep_floats != nullptr ? k_ops.prep_floats(static_cast<int>(D)) : D;
     float* buf = detail::grow(ws.qk_q, static_cast<std::size_t>(B * Sq * Hq * n));

@@ -42,6 +42,8 @@ struct attention_scratch {
   std::vector<std::byte> k_stage, v_stage;  // a paged K / V tile spanning blocks, copied for the kernels
   std::vector<float> p2c;                   // DeBERTa's products of one (query tile, key tile) pair over its distances
   std::vector<float> relative;              // the backward's per-item sums of DeBERTa's table gradients
+  std::vector<float> cope;                  // CoPE: per-row q . e(n), gates, terms, a V^T tile; gradient sums
+  std::vector<double> carry;                // CoPE: per-row running gate sums
 };
 }  // namespace detail
 
@@ -54,6 +56,7 @@ class attention_workspace {
 
   // ---- used by the attention driver ----
   std::vector<float> q, k, bias, shaw_key, shaw_value, shaw_query, shaw_rows, partial;
+  std::vector<float> cope;  // CoPE's embedding rows (transposed and as rows); the backward's carries
   std::vector<float> qk_q;  // q rows prepared for the in-place bfloat16 key kernel
   std::vector<double> query_bias;
   std::vector<detail::tile_summary> tiles;
@@ -61,6 +64,7 @@ class attention_workspace {
   // ---- used by posenc::attention_backward ----
   std::vector<float> backward;              // packed q / dout rows, offsets, D_i, dK, dV, dQ partials
   std::vector<std::uint8_t> backward_live;  // which dQ partials a work item wrote
+  std::vector<double> cope_carry;           // CoPE: per row and key tile, the gate sums after it, the dp sums before it
   std::vector<double> parameter_grads;      // per work item
 
   /// The per-call buffers of sequence s of a multi-sequence call (ragged batch, paged cache):
