@@ -32,8 +32,8 @@ static_assert(posenc::fused_attention_supports<posenc::combined<posenc::rope, po
 namespace {
 
 /// CoPE over D dims with npos table rows of random embeddings (x amp), key or value gates.
-posenc::cope make_cope(std::ptrdiff_t D, std::int64_t npos, bool values, bool scaled = true, double amp = 1.0,
-                       std::uint64_t seed = 51) {
+posenc::cope random_cope(std::ptrdiff_t D, std::int64_t npos, bool values, bool scaled = true, double amp = 1.0,
+                         std::uint64_t seed = 51) {
   auto t = random_values(static_cast<std::size_t>(npos * D), seed);
   for (double& x : t) x *= amp;
   return posenc::cope(
@@ -45,12 +45,12 @@ posenc::cope make_cope(std::ptrdiff_t D, std::int64_t npos, bool values, bool sc
 }
 
 /// Several query tiles (16 tokens) against several key tiles (64 keys) per call.
-const posenc::fast_attention_options small_tiles{.query_tile = 16};
+const posenc::fast_attention_options cope_tiles{.query_tile = 16};
 
 /// The fused forward against sdpa on every ISA, and (so the comparison sees the term) sdpa with a zero
 /// table moved by far more than the bound.
 template <class E>
-void check_forward(const fast_inputs<float>& in, const E& enc, const E& zero, const fast_masks& m) {
+void check_cope_forward(const fast_inputs<float>& in, const E& enc, const E& zero, const fast_masks& m) {
   const auto o = m.options();
   const auto ref = run_oracle(in, enc, o);
   const posenc::attention_mask mask(o, in.s.B, in.s.Sq, in.s.Sk);
@@ -61,7 +61,7 @@ void check_forward(const fast_inputs<float>& in, const E& enc, const E& zero, co
   CHECK(moved > 1000 * fast_bound * unit);
   for (const auto which : every_fused_isa()) {
     posenc::kernels::scoped_isa use(which);
-    const auto got = run_fast(in, enc, o, small_tiles);
+    const auto got = run_fast(in, enc, o, cope_tiles);
     double worst = 0;
     for (std::size_t i = 0; i < ref.size(); ++i)
       worst = std::max(worst, std::isfinite(got[i]) ? std::fabs(static_cast<double>(got[i]) - ref[i]) : INFINITY);
@@ -70,7 +70,7 @@ void check_forward(const fast_inputs<float>& in, const E& enc, const E& zero, co
   }
 }
 
-fast_masks causal_mask(std::optional<std::int64_t> window = {}) {
+fast_masks cope_causal(std::optional<std::int64_t> window = {}) {
   fast_masks m;
   m.causal = true;
   m.window = window;
@@ -90,21 +90,21 @@ TEST_CASE("attention: CoPE inside the tiles equals sdpa within the bound on ever
       // 160 rows: positions up to the key count; 12 rows: most positions capped
       for (const std::int64_t npos : {160, 12}) {
         INFO("npos " << npos);
-        const auto enc = make_cope(16, npos, values, scaled), zero = make_cope(16, npos, values, scaled, 0.0);
-        check_forward(in, enc, zero, causal_mask());
-        check_forward(in, enc, zero, padded);
+        const auto enc = random_cope(16, npos, values, scaled), zero = random_cope(16, npos, values, scaled, 0.0);
+        check_cope_forward(in, enc, zero, cope_causal());
+        check_cope_forward(in, enc, zero, padded);
       }
-      const auto enc = make_cope(16, 160, values, scaled), zero = make_cope(16, 160, values, scaled, 0.0);
-      check_forward(in, enc, zero, none);
-      check_forward(in, enc, zero, causal_mask(40));
+      const auto enc = random_cope(16, 160, values, scaled), zero = random_cope(16, 160, values, scaled, 0.0);
+      check_cope_forward(in, enc, zero, none);
+      check_cope_forward(in, enc, zero, cope_causal(40));
     }
   // with RoPE (gates on the rotated q and k), and MHA with fewer queries than keys (decode-like rows)
   const posenc::rope rope({.head_dim = 16});
-  check_forward(in, posenc::combine(rope, make_cope(16, 160, false)),
-                posenc::combine(rope, make_cope(16, 160, false, true, 0.0)), causal_mask());
+  check_cope_forward(in, posenc::combine(rope, random_cope(16, 160, false)),
+                     posenc::combine(rope, random_cope(16, 160, false, true, 0.0)), cope_causal());
   const fast_shape mha{.B = 1, .Sq = 5, .Sk = 140, .Hq = 3, .Hkv = 3, .D = 32, .Dv = 32};
-  check_forward(fast_inputs<float>(mha, 24, 1.5), make_cope(32, 200, true), make_cope(32, 200, true, true, 0.0),
-                causal_mask());
+  check_cope_forward(fast_inputs<float>(mha, 24, 1.5), random_cope(32, 200, true),
+                     random_cope(32, 200, true, true, 0.0), cope_causal());
 }
 
 TEST_CASE("attention_backward: CoPE dq, dk, dv and the embeddings' gradient against sdpa_backward on every ISA",
@@ -116,14 +116,14 @@ TEST_CASE("attention_backward: CoPE dq, dk, dv and the embeddings' gradient agai
   for (const auto which : every_fused_isa()) {
     INFO("on " << posenc::kernels::isa_name(which));
     posenc::kernels::scoped_isa use(which);
-    const auto keys = make_cope(16, 100, false), values = make_cope(16, 100, true, false),
-               capped = make_cope(16, 9, false);
-    compare_backward(s, keys, causal_mask().options(), static_cast<std::size_t>(keys.parameter_count()), small_tiles);
-    compare_backward(s, values, padded.options(), static_cast<std::size_t>(values.parameter_count()), small_tiles);
-    compare_backward(s, capped, causal_mask(30).options(), static_cast<std::size_t>(capped.parameter_count()),
-                     small_tiles);
-    const auto both = posenc::combine(rope, make_cope(16, 100, true));
-    compare_backward(s, both, {}, static_cast<std::size_t>(both.parameter_count()), small_tiles);
+    const auto keys = random_cope(16, 100, false), values = random_cope(16, 100, true, false),
+               capped = random_cope(16, 9, false);
+    compare_backward(s, keys, cope_causal().options(), static_cast<std::size_t>(keys.parameter_count()), cope_tiles);
+    compare_backward(s, values, padded.options(), static_cast<std::size_t>(values.parameter_count()), cope_tiles);
+    compare_backward(s, capped, cope_causal(30).options(), static_cast<std::size_t>(capped.parameter_count()),
+                     cope_tiles);
+    const auto both = posenc::combine(rope, random_cope(16, 100, true));
+    compare_backward(s, both, {}, static_cast<std::size_t>(both.parameter_count()), cope_tiles);
   }
 }
 
@@ -132,10 +132,10 @@ TEST_CASE("attention: CoPE forward and backward are bit-identical for 1 and 2 th
   const fast_inputs<float> in(s, 9, 1.5);
   const auto dout = random_values(static_cast<std::size_t>(s.B * s.Sq * s.Hq * s.Dv), 10);
   const std::vector<float> doutf(dout.begin(), dout.end());
-  const auto enc = make_cope(16, 140, true);
-  const auto o = causal_mask().options();
+  const auto enc = random_cope(16, 140, true);
+  const auto o = cope_causal().options();
   posenc::thread_pool one(1), two(2);
-  posenc::fast_attention_options f1 = small_tiles, f2 = small_tiles;
+  posenc::fast_attention_options f1 = cope_tiles, f2 = cope_tiles;
   f1.executor = one.as_parallel_for();
   f2.executor = two.as_parallel_for();
   const auto n = static_cast<std::size_t>(enc.parameter_count());
