@@ -65,10 +65,10 @@ inline constexpr bool serves_decoders = !posenc::relative_query_encoding<E>;
       std::string("an encoder without it: ") + call + " serve decoders; call attention on the padded batch");
 }
 
-/// CoPE's contextual positions (hook 6) are computed by sdpa alone until the fused kernels take them:
-/// the fused calls and the caches raise ConfigError for such an encoder (a compile-time refusal there).
+/// CoPE's contextual positions (hook 6) are computed by sdpa alone in these bindings: the fused calls
+/// and the caches raise ConfigError for such an encoder (a compile-time refusal there).
 template <class E>
-inline constexpr bool fused = posenc::fused_attention_supports<E>;
+inline constexpr bool fused = posenc::fused_attention_supports<E> && !posenc::contextual_position_encoding<E>;
 [[noreturn]] inline void refuse_unfused(const char* call) {
   throw posenc::config_error(
       "encoder", "with contextual positions (CoPE)",
