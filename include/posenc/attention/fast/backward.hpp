@@ -13,7 +13,10 @@
 // biases, Shaw terms) and the encoder's parameter gradients accumulated inside the tiles through
 // its accumulate_* hooks (T5 buckets, Shaw tables). DeBERTa's c2p and p2c terms are products over
 // the distances each pair can see (relative_pair): q . aK and k . aQ gathered into S, dU binned by
-// distance per row and per key, then dQ, dK and the tables' sums by the same kernels.
+// distance per row and per key, then dQ, dK and the tables' sums by the same kernels. CoPE: a pass
+// per query tile (contextual_prepass) first keeps each row's gate sum after each key tile and its
+// sum of dt slope before it; a pair then forms its positions, dt, the gates' dx (a prefix sum from
+// the first key) and the products dq += aw e, dE += aw^T q (and q . v's for value gates).
 // Work: one item per (sequence, kv head, lane); lane l owns the key tiles l, l + lanes, ..., so dK
 // and dV rows have one writer; dQ and the parameter gradients go to per-item partials summed in item
 // order. The cut depends on the shape only, so the result is bit-identical for any thread count.

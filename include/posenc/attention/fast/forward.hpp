@@ -18,7 +18,9 @@
 // (declined), double inputs (use sdpa), dropout. Attention chunks (attention_options::attention_chunk)
 // are a tile class like the window: key tiles in no chunk of the query tile are skipped. Logit
 // soft-capping runs on each score row right after the Shaw key term, before the biases and the mask
-// (the order of attention/options.hpp).
+// (the order of attention/options.hpp). CoPE (fast/contextual.hpp): an item walks its key tiles last
+// to first carrying each row's gate sum; QK^T runs at scale 1 and contextual_tile adds the term and
+// scales; within the bound of attention/attention.hpp with A including the term.
 #pragma once
 
 #include <algorithm>
