@@ -76,7 +76,7 @@ class Encoder:
     def num_heads(self) -> Optional[int]: ...
     @property
     def fused(self) -> bool:
-        """Whether attention, attention_backward and the caches compute it (CoPE: sdpa and sdpa_backward only)."""
+        """Whether attention, attention_backward and the caches compute it (else sdpa and sdpa_backward only)."""
     @property
     def softmax_scale_multiplier(self) -> float: ...
     def transform_q(self, x: ArrayLike, positions: IntArray) -> ArrayLike:

@@ -168,8 +168,8 @@ class KERPLE(Encoding):
 
 class CoPE(Encoding):
     """CoPE (Golovneva et al. 2024) with its position embeddings ``table`` [npos, head_dim] (the
-    transpose of the authors' ``pos_emb``, zeros at first as theirs) as a parameter. The fused
-    kernels do not compute it: float32 calls run posenc's sdpa pair in float32."""
+    transpose of the authors' ``pos_emb``, zeros at first as theirs) as a parameter. float32 calls
+    run the fused kernels where they compute it (``encoder.fused``), else posenc's sdpa pair."""
 
     def __init__(self, head_dim: int, npos: int = 513, gate_source: str = "keys", scale_position_term: bool = True,
                  dtype=torch.float32):
@@ -298,7 +298,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, encoder=None, *
     [B, Hq, Sq, Dv] for q [B, Hq, Sq, D]), and the row log-sum-exp [B, Hq, Sq] with ``return_lse``
     (float32 only: the fused forward keeps it). Gradients reach q, k, v, ``sinks`` and the
     parameters of the encoder module. float32: the fused kernels (the sdpa pair in float32 for an
-    encoder they do not compute: CoPE); float64: the double reference."""
+    encoder they do not compute, ``encoder.fused`` False); float64: the double reference."""
     if layout not in ("bshd", "bhsd"):
         raise ValueError(f"layout = {layout!r} is invalid (expected 'bshd' or 'bhsd')")
     _check("q", q)

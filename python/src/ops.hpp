@@ -55,13 +55,17 @@ void with_kv(const call_args& a, F&& f) {
   }
 }
 
-/// DeBERTa's p2c term (hook 5) belongs to encoders: the paged and ragged attention and the paged cache take
-/// no such encoder (a compile-time refusal there), so those calls raise ConfigError instead.
+/// DeBERTa's p2c term (hook 5) and CoPE's contextual positions (hook 6) belong to encoders: the paged
+/// and ragged attention and the paged cache take no such encoder (a compile-time refusal there), so
+/// those calls raise ConfigError instead.
 template <class E>
-inline constexpr bool serves_decoders = !posenc::relative_query_encoding<E>;
-[[noreturn]] inline void refuse_relative_query(const char* call) {
+inline constexpr bool serves_decoders = !posenc::relative_query_encoding<E> && !posenc::contextual_position_encoding<E>;
+template <class E>
+[[noreturn]] void refuse_relative_query(const char* call) {
+  const char* what = posenc::relative_query_encoding<E> ? "with a position-to-content term (DeBERTa p2c)"
+                                                        : "with contextual positions (CoPE)";
   throw posenc::config_error(
-      "encoder", "with a position-to-content term (DeBERTa p2c)",
+      "encoder", what,
       std::string("an encoder without it: ") + call + " serve decoders; call attention on the padded batch");
 }
 
@@ -89,7 +93,7 @@ void run_attention_fused(const call_args& a, const E& e) {
         const posenc::ragged_batch rb{a.cu_q, a.cu_k};
         posenc::attention(q, k, v, out, rb, e, a.opts, fast);
       } else {
-        refuse_relative_query("ragged batches");
+        refuse_relative_query<E>("ragged batches");
       }
     } else {
       posenc::attention(q, k, v, out, e, a.opts, fast);
@@ -132,7 +136,7 @@ void run_paged(const call_args& a, const E& e) {
     refuse_unfused("paged attention calls");
   } else if constexpr (!serves_decoders<E>) {
     static_cast<void>(a), static_cast<void>(e);
-    refuse_relative_query("paged attention calls");
+    refuse_relative_query<E>("paged attention calls");
   } else {
     run_paged_decoder(a, e);
   }
@@ -231,7 +235,7 @@ void run_paged_cache(cache_op o, posenc::paged_kv_cache& c, cache_args& a, const
     refuse_unfused("paged KV caches");
   } else if constexpr (!serves_decoders<E>) {
     static_cast<void>(o), static_cast<void>(c), static_cast<void>(a), static_cast<void>(e);
-    refuse_relative_query("paged KV caches");
+    refuse_relative_query<E>("paged KV caches");
   } else {
     run_paged_cache_decoder(o, c, a, e);
   }

@@ -220,7 +220,7 @@ void init_transforms(py::module_& m) {
                              })
       .def_property_readonly(
           "fused", [](const py_encoder& e) { return e.bias->fused(); },
-          "Whether attention, attention_backward and the caches compute this encoder (CoPE: sdpa and sdpa_backward "
+          "Whether attention, attention_backward and the caches compute this encoder (else sdpa and sdpa_backward "
           "only).")
       .def_property_readonly("softmax_scale_multiplier",
                              [](const py_encoder& e) { return e.chain ? e.chain->softmax_scale_multiplier() : 1.0; })

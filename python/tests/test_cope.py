@@ -1,7 +1,8 @@
 """posenc.CoPE: contextual positions (docs/spec.md §15) against the formula written out in numpy and
 against the authors' ContextPosSelfAttn (facebookresearch/RAM, tests/golden/cope.json: outputs and
-autograd gradients of q, k, v and the embeddings), through sdpa / sdpa_backward, the torch op in
-float32 and float64, and the argument errors."""
+autograd gradients of q, k, v and the embeddings), through sdpa / sdpa_backward, the fused calls
+(equal to sdpa where they compute CoPE, a ConfigError where they do not), the torch op in float32 and
+float64, and the argument errors."""
 
 import json
 import os
@@ -53,7 +54,7 @@ def test_cope_equals_the_formula(causal, value_gates, nodiv, masked):
     if masked:
         key_mask[1, :3] = 0
     enc = posenc.CoPE(E, gate_source="values" if value_gates else "keys", scale_position_term=not nodiv)
-    assert enc.npos == npos and enc.head_dim == D and enc.parameter_count == npos * D and not enc.fused
+    assert enc.npos == npos and enc.head_dim == D and enc.parameter_count == npos * D
     assert enc.gate_source == ("values" if value_gates else "keys") and enc.scale_position_term == (not nodiv)
     want = cope_attention(q, k, v, E, causal=causal, key_mask=key_mask if masked else None, value_gates=value_gates,
                           nodiv=nodiv)
@@ -118,11 +119,12 @@ def test_cope_in_the_torch_op():
     assert torch.allclose(out.double(), out64, rtol=0, atol=1e-5)
     for a, b in ((q.grad, q64.grad), (k.grad, k64.grad), (v.grad, v64.grad), (cope.table.grad, cope64.table.grad)):
         assert torch.allclose(a.double(), b, rtol=0, atol=1e-4 * (1 + float(b.abs().max())))
-    with pytest.raises(ValueError, match="return_lse"):
-        pt.attention(q, k, v, cope, return_lse=True)
+    if not cope.build()[0].fused:
+        with pytest.raises(ValueError, match="return_lse"):
+            pt.attention(q, k, v, cope, return_lse=True)
 
 
-def test_cope_errors_and_the_fused_calls():
+def test_cope_errors():
     E = np.zeros((6, 4))
     with pytest.raises(TypeError, match="table: expected a \\[npos, head_dim\\] array"):
         posenc.CoPE(None)
@@ -134,15 +136,40 @@ def test_cope_errors_and_the_fused_calls():
         posenc.CoPE(np.zeros((6, 0)))
     with pytest.raises(TypeError, match="at most one"):
         posenc.combine(posenc.CoPE(E), posenc.ALiBi(num_heads=2))
-    enc = posenc.combine(posenc.RoPE(head_dim=4), posenc.CoPE(E))
-    q = np.zeros((1, 3, 2, 4), dtype=np.float32)
-    assert enc.head_dim == 4 and not enc.fused
+    assert posenc.combine(posenc.RoPE(head_dim=4), posenc.CoPE(E)).head_dim == 4
     with pytest.raises(posenc.ConfigError, match="head_dim"):
         posenc.sdpa(np.zeros((1, 3, 2, 8)), np.zeros((1, 3, 2, 8)), np.zeros((1, 3, 2, 8)), posenc.CoPE(E))
-    with pytest.raises(posenc.ConfigError, match="sdpa"):
-        posenc.attention(q, q, q, enc)
-    with pytest.raises(posenc.ConfigError, match="sdpa"):
-        posenc.attention_backward(q, q, q, q, np.zeros(6, dtype=np.float32), q, enc)
-    cache = posenc.KVCache(batch=1, kv_heads=2, head_dim=4)
-    with pytest.raises(posenc.ConfigError, match="KV caches"):
-        cache.append(enc, q, q, [0, 1, 2])
+
+
+def test_cope_in_the_fused_calls():
+    """Where the fused kernels compute CoPE (encoder.fused) they equal sdpa within their bound; where
+    they do not, attention, its backward and the caches refuse it. Paged calls serve decoders: never."""
+    rng = np.random.default_rng(12)
+    B, S, H, D = 2, 24, 2, 8
+    q, k, v, dout = (rng.standard_normal((B, S, H, D)).astype(np.float32) for _ in range(4))
+    E = rng.standard_normal((9, D))
+    enc = posenc.combine(posenc.RoPE(head_dim=D), posenc.CoPE(E))
+    want = posenc.sdpa(*(x.astype(np.float64) for x in (q, k, v)), enc, causal=True)
+    grad = np.zeros(enc.parameter_count)
+    dwant = posenc.sdpa_backward(*(x.astype(np.float64) for x in (q, k, v, dout)), enc, causal=True,
+                                 encoder_grad=grad)
+    if enc.fused:  # the bounds of test_torch.py, A bounding |logit| by the norms (the rotation keeps them)
+        norm = lambda x: np.linalg.norm(x, axis=-1).max()  # noqa: E731
+        A = norm(q) * (norm(k) + norm(E)) / np.sqrt(D)
+        out, lse = posenc.attention(q, k, v, enc, causal=True, return_lse=True, bf16_dot_products=False)
+        assert np.abs(out - want).max() <= 2e-6 * (1 + A) * np.abs(v).max()
+        g32 = np.zeros(enc.parameter_count)
+        for got, ref in zip(posenc.attention_backward(q, k, v, out, lse, dout, enc, causal=True, encoder_grad=g32),
+                            dwant):
+            assert np.abs(got - ref).max() <= 4e-6 * (1 + A) * np.abs(ref).max()
+        assert np.abs(g32 - grad).max() <= 4e-6 * (1 + A) * np.abs(grad).max()
+    else:
+        with pytest.raises(posenc.ConfigError, match="sdpa"):
+            posenc.attention(q, k, v, enc, causal=True)
+        with pytest.raises(posenc.ConfigError, match="sdpa"):
+            posenc.attention_backward(q, k, v, q, np.zeros(B * H * S, dtype=np.float32), dout, enc)
+        cache = posenc.KVCache(batch=1, kv_heads=H, head_dim=D)
+        with pytest.raises(posenc.ConfigError, match="KV caches"):
+            cache.append(enc, k[:1], v[:1], np.arange(S))
+    with pytest.raises(posenc.ConfigError, match="CoPE"):
+        posenc.paged_attention(q[:, -1:], k, v, np.array([[0], [1]], dtype=np.int32), [S, S], enc)
