@@ -1,6 +1,6 @@
 // tests/attention/fused_support.hpp — the setup the fused-encoder tests share: every ISA this build
-// and CPU run, and posenc::attention_backward (after the forward, for its log-sum-exp) against
-// sdpa_backward on the same float inputs, every gradient within 1e-6 (1 + A) max |oracle|
+// and CPU run, the fused forward against sdpa on each of them, and posenc::attention_backward (after the forward, for
+// its log-sum-exp) against sdpa_backward on the same float inputs, every gradient within 1e-6 (1 + A) max |oracle|
 // (attention/attention_backward.hpp), A bounding max |logit|.
 #pragma once
 
@@ -28,6 +28,31 @@ inline std::vector<posenc::kernels::isa> every_fused_isa() {
   for (isa i : {isa::avx2, isa::avx512, isa::neon})
     if (posenc::kernels::isa_supported(i)) r.push_back(i);
   return r;
+}
+
+/// The fused forward against sdpa on every ISA within fast_bound (1 + A) vmax, and (so the comparison
+/// sees the encoder's term) sdpa with `without_term` — the same encoder with its term removed — moved
+/// by more than 1000 times that bound.
+template <class E>
+void compare_forward(const fast_inputs<float>& in, const E& enc, const E& without_term, const fast_masks& m,
+                     const posenc::fast_attention_options& tiles) {
+  const auto o = m.options();
+  const auto ref = run_oracle(in, enc, o);
+  const posenc::attention_mask mask(o, in.s.B, in.s.Sq, in.s.Sk);
+  const double unit = (1 + logit_bound(in, enc, o, mask)) * in.vmax();
+  const auto other = run_oracle(in, without_term, o);
+  double moved = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) moved = std::max(moved, std::fabs(other[i] - ref[i]));
+  CHECK(moved > 1000 * fast_bound * unit);
+  for (const auto which : every_fused_isa()) {
+    posenc::kernels::scoped_isa use(which);
+    const auto got = run_fast(in, enc, o, tiles);
+    double worst = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      worst = std::max(worst, std::isfinite(got[i]) ? std::fabs(static_cast<double>(got[i]) - ref[i]) : INFINITY);
+    INFO("on " << posenc::kernels::isa_name(which) << ": error / ((1 + A) vmax) = " << worst / unit);
+    CHECK(worst <= fast_bound * unit);
+  }
 }
 
 /// The fused forward and backward of one call: out, lse, dq, dk, dv and the encoder's gradient.
