@@ -137,15 +137,7 @@ void paged_attention(tensor_view<const float> q, const paged_kv<TK, TV>& kv, ten
 template <maybe_const<float> Q, kv_element TK, kv_element TV, positional_encoding E>
 void attention(tensor_view<Q> q, const paged_kv<TK, TV>& kv, tensor_view<float> out, const E& encoder,
                const attention_options& options = {}, const fast_attention_options& fast = {}) {
-  static_assert(fused_attention_supports<E>,
-                "posenc::attention does not compute every hook of this encoder (fused_attention_supports); "
-                "use posenc::sdpa");
-  static_assert(!contextual_position_encoding<E>,
-                "paged and ragged posenc::attention serve decoders and do not take hook 6 (contextual "
-                "positions: CoPE); call posenc::attention on the padded batch");
-  static_assert(!relative_query_encoding<E>,
-                "paged and ragged posenc::attention serve decoders and do not take hook 5 (relative_query: "
-                "DeBERTa's position-to-content term); call posenc::attention on the encoder's padded batch");
+  detail::require_serving_encoder<E>();
   detail::paged_attention<TK, TV>(tensor_view<const float>(q), kv, out, encoder, options, fast);
 }
 

@@ -113,15 +113,7 @@ void ragged_attention(tensor_view<const float> q, tensor_view<const TK> k, tenso
 template <maybe_const<float> Q, kv_element K, kv_element V, positional_encoding E>
 void attention(tensor_view<Q> q, tensor_view<K> k, tensor_view<V> v, tensor_view<float> out, const ragged_batch& batch,
                const E& encoder, const attention_options& options = {}, const fast_attention_options& fast = {}) {
-  static_assert(fused_attention_supports<E>,
-                "posenc::attention does not compute every hook of this encoder (fused_attention_supports); "
-                "use posenc::sdpa");
-  static_assert(!contextual_position_encoding<E>,
-                "paged and ragged posenc::attention serve decoders and do not take hook 6 (contextual "
-                "positions: CoPE); call posenc::attention on the padded batch");
-  static_assert(!relative_query_encoding<E>,
-                "paged and ragged posenc::attention serve decoders and do not take hook 5 (relative_query: "
-                "DeBERTa's position-to-content term); call posenc::attention on the encoder's padded batch");
+  detail::require_serving_encoder<E>();
   using TK = std::remove_const_t<K>;
   using TV = std::remove_const_t<V>;
   detail::ragged_attention<TK, TV>(tensor_view<const float>(q), tensor_view<const TK>(k), tensor_view<const TV>(v), out,

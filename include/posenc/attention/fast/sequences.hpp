@@ -21,6 +21,22 @@
 
 namespace posenc::inline v0::detail {
 
+/// The encoders a multi-sequence call takes, checked at compile time: every hook the fused attention
+/// computes except the two that need the whole padded sequence, hook 5 (DeBERTa's p2c) and hook 6
+/// (CoPE's contextual positions). Those calls serve decoders.
+template <class E>
+consteval void require_serving_encoder() {
+  static_assert(fused_attention_supports<E>,
+                "posenc::attention does not compute every hook of this encoder (fused_attention_supports); "
+                "use posenc::sdpa");
+  static_assert(!contextual_position_encoding<E>,
+                "paged and ragged posenc::attention serve decoders and do not take hook 6 (contextual "
+                "positions: CoPE); call posenc::attention on the padded batch");
+  static_assert(!relative_query_encoding<E>,
+                "paged and ragged posenc::attention serve decoders and do not take hook 5 (relative_query: "
+                "DeBERTa's position-to-content term); call posenc::attention on the encoder's padded batch");
+}
+
 /// The options fields a multi-sequence call refuses: the sequences give their own lengths and
 /// positions (`what`: "a ragged batch", "a paged cache").
 inline void require_no_per_call_masks(const attention_options& o, const char* what) {
