@@ -5,7 +5,7 @@
 row's log-sum-exp, returned with ``return_lse=True``) and the fused ``attention_backward``; float64
 inputs run the double-precision reference pair ``sdpa`` / ``sdpa_backward`` (what
 ``torch.autograd.gradcheck`` checks), as do float32 inputs with an encoder the fused kernels do
-not compute (CoPE; ``encoder.fused``). No copy of q, k, v, out or the gradients is made on the way to
+not compute (``encoder.fused`` False). No copy of q, k, v, out or the gradients is made on the way to
 C++ and no [Sq, Sk] buffer exists; positions, masks and sinks are copied (O(batch x tokens)).
 
 Trainable encoders are ``nn.Module``\\ s whose tables are ``nn.Parameter``\\ s: ``T5Bias``,
@@ -218,7 +218,7 @@ def _resolve(encoder):
 
 
 def _fused(q, enc) -> bool:
-    """float32 with an encoder the fused kernels compute; else the sdpa pair (float64, or CoPE)."""
+    """float32 with an encoder the fused kernels compute; else the sdpa pair (float64, or encoder.fused False)."""
     return q.dtype == torch.float32 and (enc is None or enc.fused)
 
 

@@ -69,13 +69,13 @@ template <class E>
       std::string("an encoder without it: ") + call + " serve decoders; call attention on the padded batch");
 }
 
-/// CoPE's contextual positions (hook 6) are computed by sdpa alone in these bindings: the fused calls
-/// and the caches raise ConfigError for such an encoder (a compile-time refusal there).
+/// Whether the fused kernels compute every hook of an encoder (fused_attention_supports): the fused
+/// calls and the caches raise ConfigError for one they do not (a compile-time refusal in C++).
 template <class E>
-inline constexpr bool fused = posenc::fused_attention_supports<E> && !posenc::contextual_position_encoding<E>;
+inline constexpr bool fused = posenc::fused_attention_supports<E>;
 [[noreturn]] inline void refuse_unfused(const char* call) {
   throw posenc::config_error(
-      "encoder", "with contextual positions (CoPE)",
+      "encoder", "with a hook the fused kernels do not compute",
       std::string("an encoder the fused kernels compute for ") + call + ": use sdpa / sdpa_backward");
 }
 

@@ -108,7 +108,7 @@ def test_cope_in_the_torch_op():
     with torch.no_grad():
         cope.table.normal_()
     q, k, v = (torch.randn(B, S, H, D, requires_grad=True) for _ in range(3))
-    out = pt.attention(q, k, v, cope, causal=True)  # float32: posenc's sdpa pair
+    out = pt.attention(q, k, v, cope, causal=True)  # float32: the fused kernels
     out.square().sum().backward()
     q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
     cope64 = pt.CoPE(head_dim=D, npos=5, dtype=torch.float64)
