@@ -173,3 +173,21 @@ def test_cope_in_the_fused_calls():
             cache.append(enc, k[:1], v[:1], np.arange(S))
     with pytest.raises(posenc.ConfigError, match="CoPE"):
         posenc.paged_attention(q[:, -1:], k, v, np.array([[0], [1]], dtype=np.int32), [S, S], enc)
+
+
+def test_cope_decode_from_a_kv_cache():
+    """A decode step over a KV cache (RoPE + CoPE, the gates over every cached key) equals the last row
+    of the causal call over the whole sequence; the fused bound of test_cope_in_the_fused_calls."""
+    rng = np.random.default_rng(5)
+    B, T, H, D = 2, 40, 2, 8
+    k, v = (rng.standard_normal((B, T, H, D)).astype(np.float32) for _ in range(2))
+    q = rng.standard_normal((B, T, H, D)).astype(np.float32)
+    enc = posenc.combine(posenc.RoPE(head_dim=D), posenc.CoPE(rng.standard_normal((12, D))))
+    cache = posenc.KVCache(batch=B, kv_heads=H, head_dim=D)
+    cache.append(enc, k[:, :25], v[:, :25], np.tile(np.arange(25), B))
+    cache.append(enc, k[:, 25:], v[:, 25:], np.tile(np.arange(25, T), B))
+    got = cache.attend(enc, q[:, -1:], np.full(B, T - 1), causal=True)
+    want = posenc.sdpa(*(x.astype(np.float64) for x in (q, k, v)), enc, causal=True)[:, -1:]
+    without = posenc.sdpa(*(x.astype(np.float64) for x in (q, k, v)), posenc.RoPE(head_dim=D), causal=True)[:, -1:]
+    assert np.abs(without - want).max() > 1e-2  # the CoPE term moves the row
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(v).max()
