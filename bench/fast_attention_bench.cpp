@@ -496,8 +496,9 @@ void prefill(benchmark::State& state, const E& enc, int threads, std::optional<d
 /// Prefill as an engine runs it: causal S x S (S = range(0)), 32 q / 8 kv heads, D 128, on range(1) threads
 /// (wall time), K and V stored as T and q holding values of T (widened to the fp32 q the call takes).
 /// bfloat16 takes its dot-product kernels where the CPU has AVX512_BF16 unless !bf16_dot (the exact ones).
+/// cold: every call without a workspace (it grows its own scratch, as a first call does).
 template <class T>
-void prefill_gqa(benchmark::State& state, bool bf16_dot = true) {
+void prefill_gqa(benchmark::State& state, bool bf16_dot = true, bool cold = false) {
   const auto S = static_cast<std::ptrdiff_t>(state.range(0));
   const int threads = static_cast<int>(state.range(1));
   constexpr std::ptrdiff_t Hq = 32, Hkv = 8;
@@ -507,17 +508,17 @@ void prefill_gqa(benchmark::State& state, bool bf16_dot = true) {
   const auto k = filled<T>(static_cast<std::size_t>(S * Hkv * kD), 1, 2), v = filled<T>(k.size(), 1, 3);
   posenc::attention_workspace ws;
   const posenc::fast_attention_options f{
-      .executor = pool(threads).as_parallel_for(), .workspace = &ws, .bf16_dot_products = bf16_dot};
+      .executor = pool(threads).as_parallel_for(), .workspace = cold ? nullptr : &ws, .bf16_dot_products = bf16_dot};
   using tv = posenc::tensor_view<const T>;
   const auto call = [&] {
     posenc::attention(posenc::tensor_view<const float>::thd(q.data(), S, Hq, kD), tv::thd(k.data(), S, Hkv, kD),
                       tv::thd(v.data(), S, Hkv, kD), posenc::tensor_view<float>::thd(out.data(), S, Hq, kD),
                       posenc::no_position{}, {.causal = true}, f);
   };
-  // One untimed call grows the workspace (the bfloat16 rows' prepared q: 32 MiB zeroed and faulted
-  // in on one thread): the rows time the calls an engine makes with its workspace grown, since a
-  // second or so per call leaves room for one iteration only.
-  call();
+  // One untimed call grows the workspace: the rows time the calls an engine makes with its workspace
+  // grown, since a second or so per call leaves room for one iteration only (the cold rows time the
+  // first call).
+  if (!cold) call();
   for (auto _ : state) {
     call();
     benchmark::DoNotOptimize(out.data());
@@ -532,6 +533,13 @@ void BM_prefill_gqa_fp32(benchmark::State& s) {
 /// bfloat16 K/V on the AVX512_BF16 dot products (the default where the CPU has them).
 void BM_prefill_gqa_bf16_dot(benchmark::State& s) {
   prefill_gqa<posenc::bfloat16>(s);
+}
+/// The first call (no workspace): fp32 and bfloat16 on its dot products.
+void BM_prefill_gqa_fp32_cold(benchmark::State& s) {
+  prefill_gqa<float>(s, true, true);
+}
+void BM_prefill_gqa_bf16_dot_cold(benchmark::State& s) {
+  prefill_gqa<posenc::bfloat16>(s, true, true);
 }
 /// bfloat16 K/V on the exact kernels (fast_attention_options::bf16_dot_products = false).
 void BM_prefill_gqa_bf16(benchmark::State& s) {
@@ -968,6 +976,8 @@ BENCHMARK(BM_prefill_gqa_fp32)->Apply(gqa_shapes);
 BENCHMARK(BM_prefill_gqa_bf16_dot)->Apply(gqa_shapes);
 BENCHMARK(BM_prefill_gqa_bf16)->Apply(gqa_shapes);
 BENCHMARK(BM_prefill_gqa_f16)->Apply(gqa_shapes);
+BENCHMARK(BM_prefill_gqa_fp32_cold)->Apply(gqa_shapes);
+BENCHMARK(BM_prefill_gqa_bf16_dot_cold)->Apply(gqa_shapes);
 BENCHMARK(BM_prefill_eigen)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_sdpa)->Arg(kPrefill)->Iterations(1)->Unit(benchmark::kMillisecond);
 // decode: kCached tokens (K+V from DRAM, against the read loop) on 1 and 2 threads, and kInCache tokens

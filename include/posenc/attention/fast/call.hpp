@@ -129,8 +129,9 @@ struct call_tables {
   const float* aq = nullptr;  // DeBERTa's p2c aQ, transposed [Hq][D][sld] and 64 floats of slack
   // DeBERTa (the backward's products): aK and aQ as rows, [shaw_heads or Hq][sld + 64][D padded to 64]
   const float *akr = nullptr, *aqr = nullptr;
-  // q rows as the key record's qk reads them (its prep_q, once per call), row (b, i, h) at
-  // qk_q + ((b Sq + i) Hq + h) qk_q_stride; null: the kernel reads q rows
+  // decode: q rows as the key record's qk reads them (its prep_q, once per call), row (b, i, h) at
+  // qk_q + ((b Sq + i) Hq + h) qk_q_stride; null: the kernel reads q rows, or (prefill with
+  // plan::prep_q) each work item prepares its rows, qk_q_stride floats each
   const float* qk_q = nullptr;
   std::ptrdiff_t qk_q_stride = 0;
   float* partial = nullptr;  // key-chunk partials [items][chunks][rows_max][2 + dvp]

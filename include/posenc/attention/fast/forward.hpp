@@ -6,7 +6,7 @@
 //   1. plan (fast/plan.hpp): tile sizes, prefill or decode path, key chunks, the work items and
 //      the hook paths, from shapes and options only;
 //   2. tables (fast/tables.hpp): hook-2 copies, tile summaries, the distance table, Shaw's tables,
-//      prepared q rows;
+//      decode's prepared q rows (a prefill item prepares its own in begin_item);
 //   3. run_items: each work item, prefill_item or decode_item, then the key-chunk merges.
 // One work item = (sequence b, kv head(s), query tile[, key chunk]); its rows are every query head
 // of the GQA group times the tile's query tokens, so each K/V tile is read (and, for prefill,
@@ -244,10 +244,14 @@ item_state begin_item(const forward_call<E, TK, TV>& c, detail::attention_scratc
   std::fill(it.bucket, it.bucket + nR * static_cast<std::size_t>(it.sw), 0.0f);
   if (packed) std::fill(it.vt, it.vt + n_vt, 0.0f);  // padding columns stay 0
   for (std::ptrdiff_t r = 0; r < it.R; ++r) it.rows[r] = c.q.row(w.b, it.i0 + r % nq, it.head(r));
-  if (c.t.qk_q != nullptr) {
+  if (p.prep_q) {  // decode: the call's prepared rows; prefill: the item's, prepared here
     const float** kq = it.rows + nR;
-    for (std::ptrdiff_t r = 0; r < it.R; ++r)
-      kq[r] = c.t.qk_q + ((w.b * p.Sq + it.i0 + r % nq) * p.Hq + it.head(r)) * c.t.qk_q_stride;
+    const std::ptrdiff_t n = c.t.qk_q_stride;
+    float* own = c.t.qk_q == nullptr ? detail::grow(sc.qk_q, nR * static_cast<std::size_t>(n)) : nullptr;
+    for (std::ptrdiff_t r = 0; r < it.R; ++r) {
+      if (own != nullptr) c.k_ops.prep_q(it.rows[r], static_cast<int>(D), own + r * n);
+      kq[r] = own != nullptr ? own + r * n : c.t.qk_q + ((w.b * p.Sq + it.i0 + r % nq) * p.Hq + it.head(r)) * n;
+    }
     it.kq = kq;
   }
   if (p.shaw) {

@@ -64,8 +64,8 @@ struct plan {
   std::ptrdiff_t rows_max = 0;  // rows of the largest item: gpi G min(TQ, Sq)
   bool causal_bound = false;    // causal with default positions: tiles past a tile's last query left out
   // bfloat16: AVX512_BF16 dot products for QK^T / PV (decode: in place; prefill: on pair tiles); q rows
-  // prepared once per call for the key kernel (pair order or rounded); decode's o rows put back from
-  // pair order after the last tile.
+  // prepared for the key kernel (pair order or rounded: decode once per call, prefill once per work
+  // item); decode's o rows put back from pair order after the last tile.
   bool dot_qk = false, dot_pv = false, prep_q = false, merge_o = false;
   // q8_0 keys on the decode path: vpdpbusd integer dot products on q rows quantised once per call
   bool dot_q8 = false;

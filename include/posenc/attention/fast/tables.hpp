@@ -1,7 +1,7 @@
 // posenc/attention/fast/tables.hpp — stage 2 of a fused attention call, shared by the forward and the
 // backward: the operands as the kernels read them (hook 2 on copies of q and k) and the per-call
 // tables the plan asks for (tile summaries, the distance table, Shaw's and DeBERTa's tables, q rows
-// prepared for the key record, room for key-chunk partials), in the workspace.
+// prepared for decode's key record, room for key-chunk partials), in the workspace.
 //
 // Every table is built once per call from the encoder's hooks, never per work item; the backward
 // reads the forward's tables of the same call (same plan rules, same values). Not here: what a work
@@ -219,7 +219,8 @@ void build_cope_tables(const plan& p, const E& enc, attention_workspace& ws, cal
 }
 
 /// Stage 2: the per-call tables plan p asks for (see the banner). k_ops: the key record, whose prep_q
-/// prepares the q rows of the decode path's key kernel once per call (not per key tile).
+/// prepares the q rows of the decode path's key kernel once per call (not per key tile); the
+/// prefill's work items prepare their own rows (begin_item), in parallel and in cache.
 template <class E, class TK>
 call_tables build_tables(const plan& p, const E& enc, const attention_options& o, const attention_mask& mask,
                          tensor_view<const float> q, const kernels::storage_kernels<TK>& k_ops,
@@ -236,15 +237,15 @@ call_tables build_tables(const plan& p, const E& enc, const attention_options& o
   if constexpr (any_leaf_relative_kv<E>()) build_shaw_tables(p, enc, ws, t);
   if constexpr (any_leaf_relative_query<E>()) build_p2c_table(p, enc, ws, t);
   if constexpr (contextual_position_table_encoding<E>) build_cope_tables(p, enc, ws, t);
-  if (p.prep_q) {
-    const std::ptrdiff_t n = k_ops.prep_floats != nullptr ? k_ops.prep_floats(static_cast<int>(D)) : D;
+  if (p.prep_q) t.qk_q_stride = k_ops.prep_floats != nullptr ? k_ops.prep_floats(static_cast<int>(D)) : D;
+  if (p.prep_q && p.path == kv_path::decode) {  // prefill: each work item prepares its own rows
+    const std::ptrdiff_t n = t.qk_q_stride;
     float* buf = detail::grow(ws.qk_q, static_cast<std::size_t>(B * Sq * Hq * n));
     for (std::ptrdiff_t b = 0; b < B; ++b)
       for (std::ptrdiff_t i = 0; i < Sq; ++i)
         for (std::ptrdiff_t h = 0; h < Hq; ++h)
           k_ops.prep_q(q.row(b, i, h), static_cast<int>(D), buf + ((b * Sq + i) * Hq + h) * n);
     t.qk_q = buf;
-    t.qk_q_stride = n;
   }
   if (p.chunks > 1)
     t.partial = detail::grow(ws.partial, static_cast<std::size_t>(p.items * p.chunks * p.rows_max * (2 + p.dvp)));

@@ -1,18 +1,19 @@
 // posenc/attention/fast/workspace.hpp — scratch memory of posenc::attention, reusable across calls.
 //
-// Per call: the transformed q / k copies, q rows prepared for the bfloat16 key kernel, distance
-// tables, tile summaries and decode partials (one such set per sequence of a multi-sequence call).
-// Per work item: one scratch slot (O(tile x head_dim) floats) taken from a free list and given
-// back, so as many slots exist as work items ever ran at once (the thread count), and a call that
-// is not larger than an earlier one allocates nothing. posenc::attention_backward keeps its per-call
-// buffers here too (q / k copies, tile summaries, the distance table, and its own below). Not for
-// concurrent calls.
+// Per call: the transformed q / k copies, q rows prepared for decode's key kernel, distance tables,
+// tile summaries and decode partials (one such set per sequence of a multi-sequence call). Per work
+// item: one scratch slot (O(tile x head_dim) floats, the prefill's prepared q rows among them) taken
+// from a free list and given back, so as many slots exist as work items ever ran at once (the thread
+// count), and a call that is not larger than an earlier one allocates nothing.
+// posenc::attention_backward keeps its per-call buffers here too (q / k copies, tile summaries, the
+// distance table, and its own below). Not for concurrent calls.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 namespace posenc::inline v0 {
@@ -23,6 +24,34 @@ template <class T>
 T* grow(std::vector<T>& v, std::size_t n) {
   if (v.size() < n) v.resize(n);
   return v.data();
+}
+
+/// Scratch whose every element a call writes before it reads it: grown without value-initialising
+/// (no zero-filling pass on one thread; the pages are first touched by the code that fills them) and
+/// without keeping the old contents.
+template <class T>
+class overwrite_buffer {
+  static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>);
+
+ public:
+  /// At least n elements (never shrinks), their values unspecified.
+  T* grow(std::size_t n) {
+    if (size_ < n) {
+      data_.reset();  // free first: the peak holds one buffer, not two
+      data_ = std::make_unique_for_overwrite<T[]>(n);
+      size_ = n;
+    }
+    return data_.get();
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+
+ private:
+  std::unique_ptr<T[]> data_;
+  std::size_t size_ = 0;
+};
+template <class T>
+T* grow(overwrite_buffer<T>& b, std::size_t n) {
+  return b.grow(n);
 }
 
 /// Per-tile summaries (positions, padding, segments) from which a (query tile, key tile) pair is
@@ -44,6 +73,7 @@ struct attention_scratch {
   std::vector<float> relative;              // the backward's per-item sums of DeBERTa's table gradients
   std::vector<float> cope;                  // CoPE: per-row q . e(n), gates, terms, a V^T tile; gradient sums
   std::vector<double> carry;                // CoPE: per-row running gate sums
+  overwrite_buffer<float> qk_q;             // prefill: the item's q rows prepared for the key record
 };
 }  // namespace detail
 
@@ -55,9 +85,10 @@ class attention_workspace {
   attention_workspace& operator=(const attention_workspace&) = delete;
 
   // ---- used by the attention driver ----
-  std::vector<float> q, k, bias, shaw_key, shaw_value, shaw_query, shaw_rows, partial;
-  std::vector<float> cope;  // CoPE's embedding rows (transposed and as rows); the backward's carries
-  std::vector<float> qk_q;  // q rows prepared for the in-place bfloat16 key kernel
+  detail::overwrite_buffer<float> q, k;  // hook-2 copies of q and k (every element written)
+  std::vector<float> bias, shaw_key, shaw_value, shaw_query, shaw_rows, partial;
+  std::vector<float> cope;               // CoPE's embedding rows (transposed and as rows); the backward's carries
+  detail::overwrite_buffer<float> qk_q;  // decode: q rows prepared for the in-place key kernel
   std::vector<double> query_bias;
   std::vector<detail::tile_summary> tiles;
 
