@@ -314,6 +314,22 @@ TEST_CASE("layered HF loader: every malformed key is a config_error naming it", 
   auto no_layers = gemma;
   no_layers.erase("num_hidden_layers");
   error_of([&] { load_json(no_layers); }, "num_hidden_layers");
+  // layer counts past 2^16 are refused rather than built layer by layer
+  CHECK(load_json(with(with(gemma, "num_hidden_layers", 65536), "sliding_window_pattern", 2)).layers.size() == 65536);
+  error_of([&] { load_json(with(gemma, "num_hidden_layers", 65537)); }, "num_hidden_layers");
+  // a 2^20-wide head on every layer: one schedule per distinct RoPE, the same multiplier on each layer
+  const auto wide = load_json(
+      {{"model_type", "llama"},
+       {"num_hidden_layers", 64},
+       {"num_attention_heads", 2},
+       {"hidden_size", 1 << 21},
+       {"rope_theta", 10000},
+       {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 4096}}}});
+  REQUIRE(wide.layers.size() == 64);
+  CHECK(wide.layers[63].rope->head_dim == 1 << 20);
+  CHECK(wide.layers[63].softmax_scale == wide.layers[0].softmax_scale);
+  CHECK(wide.layers[63].softmax_scale ==
+        wide.layers[63].base_scale * rope_schedule(*wide.layers[63].rope).base().softmax_scale_multiplier);
   error_of([&] { load_json(with(llama4, "floor_scale", -8192)); }, "floor_scale");
   error_of([&] { load_json(with(llama4, "floor_scale", 0)); }, "floor_scale");
   error_of([&] { load_json(with(llama4, "attn_scale", -1)); }, "attn_scale");

@@ -220,11 +220,18 @@ inline layered_config load_layered(const key_view& in, const load_options& o) {
   rule_unknown_rotary_keys(c);
   const bool bidirectional = rule_bidirectional(c, out.positional);
   const layer_inputs li{kinds, use_rope, ropes, temps, bidirectional ? symmetric_window(c, window) : window, chunk};
+  // Layers share a handful of RoPE configs: each is validated and its multiplier computed once.
+  std::vector<std::pair<rope_config, double>> multipliers;
+  const auto multiplier = [&](const rope_config& r) {
+    for (const auto& [seen, m] : multipliers)
+      if (seen == r) return m;
+    return multipliers.emplace_back(r, rope_schedule(r).base().softmax_scale_multiplier).second;
+  };
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     layer_spec s = layer_of(c, li, i);
     if (is_softmax(s.attention)) {
       s.base_scale = scale;
-      s.softmax_scale = scale * (s.rope        ? rope_schedule(*s.rope).base().softmax_scale_multiplier
+      s.softmax_scale = scale * (s.rope        ? multiplier(*s.rope)
                                  : out.deberta ? 1.0 / std::sqrt(1.0 + out.deberta->relative.cross_terms())
                                                : 1.0);
       s.logit_softcap = caps.first;

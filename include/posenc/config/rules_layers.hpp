@@ -26,11 +26,15 @@ namespace posenc::inline v0::detail::rules {
 
 using kinds_t = std::vector<layer_attention>;
 
+/// Layer counts above this are refused: the deepest published models have a few hundred layers, and
+/// one layer_spec per layer is built.
+inline constexpr int max_layers = 1 << 16;
+
 /// The layer count (num_hidden_layers or its aliases; GGUF block_count).
 inline int rule_layer_count(const context& c) {
-  const auto n = c.top().int32("num_hidden_layers", 1);
+  const auto n = c.top().integer("num_hidden_layers", 1, max_layers);
   if (!n) throw config_error(c.v.name("num_hidden_layers"), "absent", "the layer count (>= 1)");
-  return *n;
+  return static_cast<int>(*n);
 }
 
 /// A period or interval key must fit the model.

@@ -112,20 +112,23 @@ class rope_schedule {
  private:
   static constexpr double max_attention_scaling = 1024;
   void require_finite_result(const rope_frequencies& f) const {
-    const std::string what =
-        std::string(posenc::scaling_name(cfg_.scaling)) + " scaling with theta = " + detail::to_text(cfg_.theta);
+    // The messages are built only on failure: a 2^20-wide head has 2^19 entries to check.
+    const auto fail = [&](const std::string& expected) {
+      throw config_error(
+          "rope.scaling",
+          std::string(posenc::scaling_name(cfg_.scaling)) + " scaling with theta = " + detail::to_text(cfg_.theta),
+          expected);
+    };
     // w <= 2^64 keeps every angle p * w finite for any int64 p, also as float32 products (reference_fp32).
     for (std::size_t k = 0; k < f.inv_freq.size(); ++k)
-      detail::require(std::isfinite(f.inv_freq[k]) && f.inv_freq[k] <= 0x1p64, "rope.scaling", what,
-                      "parameters whose frequencies are finite and at most 2^64 (w[" + std::to_string(k) +
-                          "] = " + detail::to_text(f.inv_freq[k]) + ")");
+      if (!(std::isfinite(f.inv_freq[k]) && f.inv_freq[k] <= 0x1p64))
+        fail("parameters whose frequencies are finite and at most 2^64 (w[" + std::to_string(k) +
+             "] = " + detail::to_text(f.inv_freq[k]) + ")");
     // M multiplies every rotated value: real models have M < 2; above 1024 a unit-sized row would
     // leave float16's range, so it is refused rather than turned into inf rows.
-    detail::require(
-        std::isfinite(f.attention_scaling) && f.attention_scaling <= max_attention_scaling, "rope.scaling", what,
-        "parameters whose attention scaling M is at most 1024 (M = " + detail::to_text(f.attention_scaling) + ")");
-    detail::require(std::isfinite(f.softmax_scale_multiplier), "rope.scaling", what,
-                    "parameters whose softmax scale multiplier is finite");
+    if (!(std::isfinite(f.attention_scaling) && f.attention_scaling <= max_attention_scaling))
+      fail("parameters whose attention scaling M is at most 1024 (M = " + detail::to_text(f.attention_scaling) + ")");
+    if (!std::isfinite(f.softmax_scale_multiplier)) fail("parameters whose softmax scale multiplier is finite");
   }
 
   // The frequencies at `seq_len` (the descriptor's), the proportional tail's pairs at frequency 0.
