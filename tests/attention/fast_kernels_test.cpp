@@ -4,8 +4,10 @@
 // split_q, load_eo, merge_o), and whole attention calls (packed prefill path, in-place decode path,
 // float / bfloat16 / float16 K/V) within the documented attention bound.
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
+#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -229,6 +231,43 @@ TEST_CASE("fast kernels: the vectorised exp is within 4e-7 (relative) on every I
     }
     INFO(posenc::kernels::isa_name(which) << ": worst relative error " << worst);
     CHECK(worst <= 4e-7);
+  }
+}
+
+TEST_CASE(
+    "fast kernels: the folded bias row (row_max_add, exp_sum_add) equals add_row then row_max / exp_sum, "
+    "bit for bit, every ISA",
+    "[fast][kernels]") {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd(0.0f, 3.0f);
+  std::vector<isa> all{isa::scalar};
+  for (isa i : isas_here()) all.push_back(i);
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  for (isa which : all) {
+    const auto& k = posenc::kernels::attention_kernels_for(which).tiles;
+    for (int n : {1, 5, 15, 16, 17, 31, 64, 70}) {
+      for (int special = 0; special < 4; ++special) {  // none, a -inf score, a NaN score, a +inf bias
+        std::vector<float> x(96), t(static_cast<std::size_t>(n));
+        for (float& v : x) v = nd(rng);
+        for (float& v : t) v = nd(rng) * 10.0f;
+        const auto at = static_cast<std::size_t>(n / 2);
+        if (special == 1) x[at] = -inf;
+        if (special == 2) x[at] = std::numeric_limits<float>::quiet_NaN();
+        if (special == 3) t[at] = inf;
+        std::vector<float> added = x, folded = x;
+        k.add_row(added.data(), t.data(), n);
+        const float want = k.row_max(added.data(), n), got = k.row_max_add(folded.data(), t.data(), n);
+        INFO(posenc::kernels::isa_name(which) << " n " << n << " case " << special);
+        CHECK(std::memcmp(&want, &got, sizeof want) == 0);
+        CHECK(std::memcmp(folded.data(), x.data(), x.size() * sizeof(float)) == 0);  // the max pass writes nothing
+        if (!std::isfinite(want)) continue;  // the softmax step adds the row itself then
+        const float m = want - 0.5f;
+        const float sum_want = k.exp_sum(added.data(), n, m), sum_got = k.exp_sum_add(folded.data(), t.data(), n, m);
+        CHECK(std::memcmp(&sum_want, &sum_got, sizeof sum_want) == 0);
+        CHECK(std::memcmp(added.data(), folded.data(), static_cast<std::size_t>(n) * sizeof(float)) == 0);
+        CHECK(sum_got > 0.0f);
+      }
+    }
   }
 }
 

@@ -331,12 +331,18 @@ void contextual_tile(const forward_call<E, TK, TV>& c, item_state& it, tile_clas
 /// The online-softmax step of one row over one key tile (FlashAttention-2 order), shared by the
 /// prefill and decode paths: the tile's row max, the running output o, sum l and Shaw buckets
 /// rescaled to the new max m, exp, sum update. sr holds the row's nk scores (masked ones -inf) and
-/// becomes its unnormalised probabilities (0 where nothing counts). Returns the weight mass the
+/// becomes its unnormalised probabilities (0 where nothing counts). A `bias` row (score_hooks' folded
+/// table slice) is added to the scores inside the max and exp passes. Returns the weight mass the
 /// tile added when sr holds probabilities for the Shaw value term, nothing otherwise.
 template <class C>
-std::optional<float> online_softmax_step(const C& c, float* sr, int nk, float& m, float& l, float* o, float* bucket) {
+std::optional<float> online_softmax_step(const C& c, float* sr, int nk, float& m, float& l, float* o, float* bucket,
+                                         const float* bias = nullptr) {
   constexpr float ninf = -std::numeric_limits<float>::infinity();
-  const float rmax = c.tiles.row_max(sr, nk);
+  const float rmax = bias != nullptr ? c.tiles.row_max_add(sr, bias, nk) : c.tiles.row_max(sr, nk);
+  if (bias != nullptr && (rmax != rmax || !std::isfinite(std::max(m, rmax)))) {  // the special rows read sr
+    c.tiles.add_row(sr, bias, nk);
+    bias = nullptr;
+  }
   if (rmax != rmax) {  // a NaN logit: the row's output is NaN (as sdpa); no weight from this tile
     l = std::numeric_limits<float>::quiet_NaN();
     std::fill(sr, sr + nk, 0.0f);
@@ -366,7 +372,7 @@ std::optional<float> online_softmax_step(const C& c, float* sr, int nk, float& m
     if (bucket != nullptr) c.tiles.scale_row(bucket, static_cast<int>(c.p.sld), alpha);
     m = mnew;
   }
-  const float psum = c.tiles.exp_sum(sr, nk, mnew);
+  const float psum = bias != nullptr ? c.tiles.exp_sum_add(sr, bias, nk, mnew) : c.tiles.exp_sum(sr, nk, mnew);
   l += psum;
   return psum;
 }
@@ -385,10 +391,12 @@ void softmax_tile(const forward_call<E, TK, TV>& c, item_state& it, const tile_s
     const std::int64_t pos_q = c.pq[static_cast<std::size_t>(b * p.Sq + it.i0 + r % it.nq)];
     if (p.shaw) add_distance_row(c, it.qa + r * it.sw, p.srange, ks, pos_q, b, j0, nk, sr);
     if (p.softcap) c.tiles.softcap(sr, nk, p.cap, p.inv_cap);
-    score_hooks(c, sr, h, pos_q, ks, b, j0, nk, cls == tile_class::partial ? it.mk + (r % it.nq) * p.TK : nullptr);
-    if (p.cope && !p.cope_scaled) c.tiles.add_row(sr, it.ct + r * p.TK, nk);  // CoPE's unscaled term
+    const bool cope_term = p.cope && !p.cope_scaled;  // CoPE's unscaled term comes after the hooks
+    const float* bias = score_hooks(c, sr, h, pos_q, ks, b, j0, nk,
+                                    cls == tile_class::partial ? it.mk + (r % it.nq) * p.TK : nullptr, !cope_term);
+    if (cope_term) c.tiles.add_row(sr, it.ct + r * p.TK, nk);
     float* bucket = p.shaw_value ? it.bucket + r * it.sw : nullptr;
-    const std::optional<float> mass = online_softmax_step(c, sr, nk, it.m[r], it.l[r], it.o + r * p.dvp, bucket);
+    const std::optional<float> mass = online_softmax_step(c, sr, nk, it.m[r], it.l[r], it.o + r * p.dvp, bucket, bias);
     if (bucket != nullptr && mass) add_buckets(c, ks, pos_q, b, j0, nk, sr, *mass, bucket);
   }
 }

@@ -103,6 +103,17 @@ double table_query_bias(const C& c, std::ptrdiff_t h, std::int64_t pos_q) {
   return r;
 }
 
+/// The slice of row `tab` (a distance table over range r) that keys j0 .. j0 + nk - 1 of sequence b
+/// read from pos_q when their positions are consecutive and all inside r, else null.
+template <class C>
+const float* distance_slice(const C& c, const float* tab, distance_range r, const tile_summary& ks, std::int64_t pos_q,
+                            std::ptrdiff_t b, std::ptrdiff_t j0, int nk) {
+  if (!ks.contiguous) return nullptr;
+  const std::int64_t* pk = c.pk.data() + b * c.p.Sk + j0;
+  const std::int64_t d0 = saturating_difference(pk[0], pos_q), d1 = saturating_difference(pk[nk - 1], pos_q);
+  return d1 - d0 == nk - 1 && d0 >= r.lo && d1 <= r.hi ? tab + (d0 - r.lo) : nullptr;
+}
+
 /// Adds row `tab` (a distance table over range r) for keys j0.. of sequence b to s: runs of keys whose
 /// distances clip to one end as one constant, a contiguous run as a slice of the table.
 template <class C>
@@ -129,14 +140,22 @@ void add_distance_row(const C& c, const float* tab, distance_range r, const tile
 
 /// The score hooks of row (head h, query position pos_q) after the content logit and the soft-cap:
 /// the distance table's row (its query bias left out), the general biases, then -inf for the keys
-/// that mask row `mr` hides (null: a full tile).
+/// that mask row `mr` hides (null: a full tile). With `fold`, a table row that is one slice of the
+/// table and the row's last hook (no general bias, no mask) is not added but returned, for the
+/// softmax to add in its own passes (row_max_add, exp_sum_add: the same sums); null otherwise.
 template <class C>
-void score_hooks(const C& c, float* s, std::ptrdiff_t h, std::int64_t pos_q, const tile_summary& ks, std::ptrdiff_t b,
-                 std::ptrdiff_t j0, int nk, const std::uint8_t* mr) {
+const float* score_hooks(const C& c, float* s, std::ptrdiff_t h, std::int64_t pos_q, const tile_summary& ks,
+                         std::ptrdiff_t b, std::ptrdiff_t j0, int nk, const std::uint8_t* mr, bool fold = false) {
+  using E = std::remove_cvref_t<decltype(c.enc)>;
+  constexpr bool general =
+      count_leaves<E>([]<class L>() { return score_bias_encoding<L> && !distance_bias_encoding<L>; }) > 0;
+  if (!general && fold && mr == nullptr && c.p.use_table)
+    if (const float* t = distance_slice(c, c.t.table + h * c.p.tn, c.p.trange, ks, pos_q, b, j0, nk)) return t;
   if (c.p.use_table) add_distance_row(c, c.t.table + h * c.p.tn, c.p.trange, ks, pos_q, b, j0, nk, s);
   if constexpr (score_bias_encoding<std::remove_cvref_t<decltype(c.enc)>>) add_general_bias(c, h, pos_q, b, j0, nk, s);
   if (mr != nullptr)
     for (int j = 0; j < nk; ++j) s[j] = mr[j] ? s[j] : -std::numeric_limits<float>::infinity();
+  return nullptr;
 }
 
 }  // namespace posenc::inline v0::detail

@@ -16,6 +16,7 @@
 //   exp_sum    x[j] = exp(x[j] - m) for j < n, returns the sum (vectorised exp, see exp_v)
 //   pack_kt / pack_v  the prefill packing of a K tile (transposed, FL x FL blocks) and a V tile (widened)
 //   row_max (NaN when the row holds one), scale_row, add_row, add_const
+//   row_max_add / exp_sum_add  row_max and exp_sum of x + t, x + t never stored (a bias row folded in)
 //   softcap    x[j] = cap tanh(x[j] / cap) for j < n (logit soft-capping, see tanh_v)
 // The q8_0 kernels (fast/q8_0-inl.hpp) are included at the end, over the same traversals, and
 // make_attention_kernels() puts every kernel of the target into its records.
@@ -206,46 +207,69 @@ static inline void softcap_row(float* x, int n, float cap, float inv_cap) {
   map_row(x, x, n, softcap_op{set(cap), set(inv_cap)});
 }
 
-// The largest of x[0, n), or NaN when one of them is NaN (a NaN logit makes its row NaN, as in sdpa;
-// max() alone drops NaN on x86). keep_ge(v, v, 1) counts the ordered lanes (exact below 2^24).
-static inline float row_max(const float* x, int n) {
+// The largest of x[0, n) (with t: of x[j] + t[j], the sums rounded as add_row rounds them), or NaN
+// when one of them is NaN (a NaN logit makes its row NaN, as in sdpa; max() alone drops NaN on x86).
+// keep_ge(v, v, 1) counts the ordered lanes (exact below 2^24).
+template <bool Bias>
+static POSENC_FORCE_INLINE float row_max_of(const float* x, const float* t, int n) {
   vf m = set(-__builtin_inff()), ordered = set(0.0f);
   const vf one = set(1.0f);
   int j = 0;
   for (; j + FL <= n; j += FL) {
-    const vf v = load(x + j);
+    vf v = load(x + j);
+    if constexpr (Bias) v = add(v, load(t + j));
     m = max(m, v);
     ordered = add(ordered, keep_ge(v, v, one));
   }
   float r = hmax(m);
   bool nan = hsum(ordered) != static_cast<float>(j);
   for (; j < n; ++j) {
-    r = x[j] > r ? x[j] : r;
-    nan = nan || x[j] != x[j];
+    float v = x[j];
+    if constexpr (Bias) v += t[j];
+    r = v > r ? v : r;
+    nan = nan || v != v;
   }
   return nan ? __builtin_nanf("") : r;
 }
+static inline float row_max(const float* x, int n) {
+  return row_max_of<false>(x, nullptr, n);
+}
+static inline float row_max_add(const float* x, const float* t, int n) {
+  return row_max_of<true>(x, t, n);
+}
 
-// x[j] = exp(x[j] - m), returns sum; x is a padded row (n rounded up to FL is writable).
-static inline float exp_sum(float* x, int n, float m) {
+// x[j] = exp(x[j] - m) (with t: exp(x[j] + t[j] - m), the bias added first as add_row adds it),
+// returns the sum; x is a padded row (n rounded up to FL is writable), t is read only below n.
+template <bool Bias>
+static POSENC_FORCE_INLINE float exp_sum_of(float* x, const float* t, int n, float m) {
   const vf mv = set(m);
   vf s = set(0.0f);
   int j = 0;
   for (; j + FL <= n; j += FL) {
-    const vf e = exp_v(sub(load(x + j), mv));
+    vf v = load(x + j);
+    if constexpr (Bias) v = add(v, load(t + j));
+    const vf e = exp_v(sub(v, mv));
     store(x + j, e);
     s = add(s, e);
   }
   float r = hsum(s);
   if (j < n) {
     alignas(64) float buf[FL];
-    store(buf, exp_v(sub(load_tail(x + j, n - j), mv)));
+    vf v = load_tail(x + j, n - j);
+    if constexpr (Bias) v = add(v, load_tail(t + j, n - j));
+    store(buf, exp_v(sub(v, mv)));
     for (int i = 0; i < n - j; ++i) {
       x[j + i] = buf[i];
       r += buf[i];
     }
   }
   return r;
+}
+static inline float exp_sum(float* x, int n, float m) {
+  return exp_sum_of<false>(x, nullptr, n, m);
+}
+static inline float exp_sum_add(float* x, const float* t, int n, float m) {
+  return exp_sum_of<true>(x, t, n, m);
 }
 
 // x[j] += t[j] and x[j] += c, j < n (the distance-table biases: vector stores, so the row_max that
@@ -666,6 +690,8 @@ static constexpr attention_kernels make_attention_kernels() {
                                 .pv_packed = &pv_packed,
                                 .row_max = &row_max,
                                 .exp_sum = &exp_sum,
+                                .row_max_add = &row_max_add,
+                                .exp_sum_add = &exp_sum_add,
                                 .scale_row = &scale_row,
                                 .add_row = &add_row,
                                 .add_const = &add_const,

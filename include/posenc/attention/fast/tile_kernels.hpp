@@ -101,14 +101,16 @@ struct packed_pv {
 struct float_tile_kernels {
   void (*qk_packed)(const packed_qk&) = nullptr;
   void (*pv_packed)(const packed_pv&) = nullptr;
-  float (*row_max)(const float* x, int n) = nullptr;                     // NaN when the row holds one
-  float (*exp_sum)(float* x, int n, float m) = nullptr;                  // x = exp(x - m), returns the sum
-  void (*scale_row)(float* x, int n, float f) = nullptr;                 // x *= f
-  void (*add_row)(float* x, const float* t, int n) = nullptr;            // x += t
-  void (*add_const)(float* x, float c, int n) = nullptr;                 // x += c
-  void (*softcap)(float* x, int n, float cap, float inv_cap) = nullptr;  // x = cap tanh(x inv_cap)
-  void (*exp)(const float* x, float* y, int n) = nullptr;                // the vectorised exp alone
-  void (*tanh)(const float* x, float* y, int n) = nullptr;               // the vectorised tanh alone
+  float (*row_max)(const float* x, int n) = nullptr;                         // NaN when the row holds one
+  float (*exp_sum)(float* x, int n, float m) = nullptr;                      // x = exp(x - m), returns the sum
+  float (*row_max_add)(const float* x, const float* t, int n) = nullptr;     // row_max of x + t
+  float (*exp_sum_add)(float* x, const float* t, int n, float m) = nullptr;  // x = exp(x + t - m), the sum
+  void (*scale_row)(float* x, int n, float f) = nullptr;                     // x *= f
+  void (*add_row)(float* x, const float* t, int n) = nullptr;                // x += t
+  void (*add_const)(float* x, float c, int n) = nullptr;                     // x += c
+  void (*softcap)(float* x, int n, float cap, float inv_cap) = nullptr;      // x = cap tanh(x inv_cap)
+  void (*exp)(const float* x, float* y, int n) = nullptr;                    // the vectorised exp alone
+  void (*tanh)(const float* x, float* y, int n) = nullptr;                   // the vectorised tanh alone
   int lanes = 1;
 };
 
