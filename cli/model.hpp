@@ -268,6 +268,10 @@ inline void applied_layers(const posenc::architecture& a, applied_parts& p) {
       add("use_sliding_window: layers >= max_window_layers (default " + std::to_string(a.default_max_window_layers) +
           ") slide" + win);
       break;
+    case layer_rule::window_max_window_layers:
+      add("sliding_window: layers >= max_window_layers (default " + std::to_string(a.default_max_window_layers) +
+          ") slide" + win);
+      break;
     case layer_rule::alternate_below_max_window_layers:
       add("use_sliding_window: even layers below max_window_layers (default " +
           std::to_string(a.default_max_window_layers) + ") slide" + win);

@@ -537,6 +537,63 @@ TEST_CASE("loaders: what the confirmed mismatches load as now", "[conformance]")
     CHECK(std::any_of(m.warnings.begin(), m.warnings.end(),
                       [](const std::string& w) { return w.find("attention_value_scale") != std::string::npos; }));
   }
+  SECTION("dots.llm1 reads no use_sliding_window: the window alone makes layers >= max_window_layers slide") {
+    // transformers@decba1d2 models/dots1/configuration_dots1.py __post_init__
+    const auto d = cfg({{"model_type", "dots1"},
+                        {"hidden_size", 4608},
+                        {"num_attention_heads", 32},
+                        {"head_dim", 128},
+                        {"num_hidden_layers", 4},
+                        {"sliding_window", 4096},
+                        {"max_window_layers", 2}});
+    CHECK(d.layers[1].attention == layer_attention::full);
+    CHECK(d.layers[2].attention == layer_attention::sliding);
+    CHECK(d.layers[3].window == 4096);
+    const auto q = cfg({{"model_type", "qwen2"},  // Qwen2 still needs use_sliding_window
+                        {"hidden_size", 4096},
+                        {"num_attention_heads", 32},
+                        {"num_hidden_layers", 4},
+                        {"sliding_window", 4096},
+                        {"max_window_layers", 2}});
+    CHECK(q.layers[3].attention == layer_attention::full);
+  }
+  SECTION("gpt-oss without rope_scaling / rope_parameters: the class default YaRN 32 over 4096, the config's theta") {
+    // transformers@decba1d2 models/gpt_oss/configuration_gpt_oss.py __post_init__
+    const auto g = cfg({{"model_type", "gpt_oss"},
+                        {"hidden_size", 2880},
+                        {"num_attention_heads", 64},
+                        {"num_hidden_layers", 2},
+                        {"rope_theta", 250000}});
+    REQUIRE(g.layers[1].rope);
+    CHECK(g.layers[1].rope->theta == 250000.0);
+    const auto& y = std::get<yarn_scaling>(g.layers[1].rope->scaling);
+    CHECK(y.factor == 32.0);
+    CHECK(y.original_max_position == 4096);
+    CHECK(y.beta_fast == 32.0);
+    CHECK(y.beta_slow == 1.0);
+    CHECK_FALSE(y.truncate);
+    CHECK(g.layers[0].rope->scaling == g.layers[1].rope->scaling);
+  }
+  SECTION("Phi-3 reads a rope_type \"yarn\" as LongRoPE") {
+    // transformers@decba1d2 models/phi3/configuration_phi3.py convert_rope_params_to_dict
+    json p = {{"model_type", "phi3"},
+              {"hidden_size", 3072},
+              {"num_attention_heads", 32},
+              {"num_hidden_layers", 1},
+              {"max_position_embeddings", 131072},
+              {"original_max_position_embeddings", 4096},
+              {"rope_scaling",
+               {{"type", "yarn"},
+                {"short_factor", std::vector<double>(48, 1.0)},
+                {"long_factor", std::vector<double>(48, 2.0)}}}};
+    const auto yarn_named = cfg(p);
+    p["rope_scaling"]["type"] = "longrope";
+    const auto longrope_named = cfg(p);
+    REQUIRE(yarn_named.layers[0].rope);
+    const auto& l = std::get<longrope_scaling>(yarn_named.layers[0].rope->scaling);
+    CHECK(l.long_factor == std::vector<double>(48, 2.0));
+    CHECK(*yarn_named.layers[0].rope == *longrope_named.layers[0].rope);
+  }
 }
 
 TEST_CASE("GGUF: llama.cpp's built-in rules and the keys it does not read", "[conformance][gguf]") {

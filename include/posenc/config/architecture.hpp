@@ -101,6 +101,8 @@ enum class layer_rule : unsigned char {
   max_window_layers,                  ///< Qwen2: layer i slides iff use_sliding_window and i >= max_window_layers
   alternate_below_max_window_layers,  ///< Qwen2-MoE: use_sliding_window, i < max_window_layers and i even
   use_sliding_window_all,             ///< Qwen3-MoE: every layer slides iff use_sliding_window
+  /// dots.llm1: layer i slides iff sliding_window is set and i >= max_window_layers (no use_sliding_window)
+  window_max_window_layers,
   period,                ///< sliding iff (i + 1) % sliding_window_pattern != 0 (Gemma 2/3, Cohere2, gpt-oss)
   nope_interval,         ///< Llama 4 / SmolLM3: layer i is NoPE iff no_rope_layers[i] == 0 (default every 4th)
   hybrid_interval,       ///< Qwen3-Next: the mixer iff (i + 1) % full_attention_interval != 0
@@ -210,11 +212,13 @@ struct architecture {
   bool deberta_v2_rules = false;
   bool per_layer_bias = false;   ///< T5 buckets: every layer has its own bias table (UMT5), else layer 0's
   bool longrope_mscale = false;  ///< LongRoPE magnitude from rope_scaling.short_mscale / long_mscale (Phi-MoE)
-  /// rope_type renames the family's modeling code applies, comma-separated `type+key=scaling` (HunYuan:
-  /// "dynamic+alpha=dynamic_alpha": a dynamic rope_type carrying an alpha is HunYuan's own scaling)
+  /// rope_type renames the family's config class or modeling code applies (config.json only), comma-separated
+  /// `type+key=scaling` (HunYuan: "dynamic+alpha=dynamic_alpha": a dynamic rope_type carrying an alpha is
+  /// HunYuan's own scaling; Phi-3: "yarn=longrope")
   std::string_view scaling_renames{};
   /// rope_parameters the config class sets when a config has neither rope_parameters nor rope_scaling, as
-  /// comma-separated key=value pairs (a value with a '.' is a number, digits an integer, else a string)
+  /// comma-separated key=value pairs (a value with a '.' is a number, digits an integer, else a string);
+  /// without rope_theta among them the config's rope_theta (else default_theta) is the base (gpt-oss)
   std::string_view default_rope_parameters{};
   /// further class defaults of keys the rules read, as key=value pairs (same syntax)
   std::string_view defaults{};

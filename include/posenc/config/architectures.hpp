@@ -257,8 +257,10 @@ inline constexpr std::array<architecture, 139> table{{
      .gguf_arch = "phi3",
      .partial = partial_rule::partial_rotary_factor,
      .layers = layer_rule::sliding_all,
+     .scaling_renames = "yarn=longrope",
      .sources = "models/phi3/configuration_phi3.py (sliding_window, partial_rotary_factor 1); llama.cpp phi3 "
-                "is_sliding = n_swa > 0"},
+                "is_sliding = n_swa > 0; configuration_phi3.py transformers@decba1d2 convert_rope_params_to_dict (a "
+                "rope_type \"su\" or \"yarn\" is LongRoPE)"},
     {.family = "Cohere / Command-R",
      .hf_model_type = "cohere",
      .gguf_arch = "command-r",
@@ -338,8 +340,12 @@ inline constexpr std::array<architecture, 139> table{{
      .default_period = 2,
      .default_window = 128,
      .sinks = true,
+     .default_rope_parameters = "rope_type=yarn,factor=32.0,beta_fast=32.0,beta_slow=1.0,truncate=false,"
+                                "original_max_position_embeddings=4096",
      .sources = "models/gpt_oss/configuration_gpt_oss.py transformers@02b8f42b4240dddea1b27c45d2dc95fb2682f841 "
-                "(default_theta 150000, sliding_window 128, even layers slide, YaRN 32 default rope_parameters)"},
+                "(default_theta 150000, sliding_window 128, even layers slide); configuration_gpt_oss.py "
+                "transformers@decba1d2 (absent rope_parameters: YaRN factor 32 over 4096, beta_fast 32, beta_slow 1, "
+                "truncate False, rope_theta from the config or 150000)"},
     {.family = "OLMo",
      .hf_model_type = "olmo",
      .gguf_arch = "olmo",
@@ -685,12 +691,13 @@ inline constexpr std::array<architecture, 139> table{{
     {.family = "dots.llm1",
      .hf_model_type = "dots1",
      .gguf_arch = "dots1",
-     .layers = layer_rule::max_window_layers,
+     .layers = layer_rule::window_max_window_layers,
      .default_window = 4096,
      .default_max_window_layers = 62,
      .gguf_reads_window = false,
      .sources = "models/dots1/configuration_dots1.py transformers@decba1d2 (layer_types: sliding iff sliding_window "
-                "and i >= max_window_layers (62)); llama.cpp@b97ebdc9 src/llama-model.cpp (dots1 reads no window) and "
+                "is not None and i >= max_window_layers (62); no use_sliding_window key); llama.cpp@b97ebdc9 "
+                "src/llama-model.cpp (dots1 reads no window) and "
                 "src/models/dots1.cpp (NEOX)"},
     {.family = "Dream",
      .hf_model_type = "dream",

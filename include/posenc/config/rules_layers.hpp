@@ -255,6 +255,9 @@ inline kinds_t sliding_kinds(const context& c, int n, const std::optional<std::i
       case layer_rule::max_window_layers:
         s = use && i >= mwl;
         break;
+      case layer_rule::window_max_window_layers:  // no use_sliding_window key: the window alone decides
+        s = window.has_value() && i >= mwl;
+        break;
       case layer_rule::alternate_below_max_window_layers:
         s = use && i < mwl && i % 2 == 0;
         break;

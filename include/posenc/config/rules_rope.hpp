@@ -115,7 +115,8 @@ inline rope_entry entry_for(const context& c, std::string_view layer_type) {
   if (c.known && !c.A.default_rope_parameters.empty() && c.v.rope.empty()) {
     e.params = pairs_object(c.A.default_rope_parameters);
     const auto top = c.top().number("rope_theta");
-    if (top && *top != e.params.find("rope_theta")->as_number())
+    const config_value* own = e.params.find("rope_theta");  // absent: the config's rope_theta is the base
+    if (top && own && *top != own->as_number())
       c.warn(c.v.name("rope_theta") + " = " + detail::to_text(*top) + " ignored: without rope_parameters " +
              std::string(c.A.family) + " uses its class default rope_parameters (" +
              std::string(c.A.default_rope_parameters) + ")");
@@ -254,9 +255,10 @@ inline std::string written_type(const scaling_keys& k) {
   return t_new ? *t_new : t_old.value_or("");
 }
 
-/// The family's rename of a written type ("dynamic+alpha=dynamic_alpha": HunYuan's dynamic with alpha).
+/// The family's rename of a written type ("dynamic+alpha=dynamic_alpha": HunYuan's dynamic with alpha; Phi-3's
+/// "yarn" is LongRoPE). Config classes rename; a GGUF's rope.scaling.type is what llama.cpp runs.
 inline std::string renamed_type(const context& c, const scaling_keys& k, const std::string& type) {
-  if (!c.known) return type;
+  if (!c.known || c.v.gguf()) return type;
   std::string_view list = c.A.scaling_renames;
   while (!list.empty()) {
     const auto comma = list.find(',');
