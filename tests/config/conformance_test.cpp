@@ -574,6 +574,17 @@ TEST_CASE("loaders: what the confirmed mismatches load as now", "[conformance]")
     CHECK_FALSE(y.truncate);
     CHECK(g.layers[0].rope->scaling == g.layers[1].rope->scaling);
   }
+  SECTION("Bamba's config class replaces a top-level partial_rotary_factor by 0.5; rope_parameters' own wins") {
+    // transformers@decba1d2 models/bamba/configuration_bamba.py __post_init__
+    json b = {{"model_type", "bamba"},  {"hidden_size", 4096},       {"num_attention_heads", 32},
+              {"num_hidden_layers", 2}, {"attn_layer_indices", {1}}, {"partial_rotary_factor", 1.0}};
+    const auto top = cfg(b);
+    REQUIRE(top.layers[1].rope);
+    CHECK(rope_schedule(*top.layers[1].rope).pairs() == 32);
+    b.erase("partial_rotary_factor");
+    b["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 10000.0}, {"partial_rotary_factor", 1.0}};
+    CHECK(rope_schedule(*cfg(b).layers[1].rope).pairs() == 64);
+  }
   SECTION("Phi-3 reads a rope_type \"yarn\" as LongRoPE") {
     // transformers@decba1d2 models/phi3/configuration_phi3.py convert_rope_params_to_dict
     json p = {{"model_type", "phi3"},

@@ -165,6 +165,9 @@ struct architecture {
   double default_partial = 1;    ///< class default of the rotated fraction (or rotary_dim for GPT-J)
   double default_theta = 10000;  ///< class default rope_theta
   int default_head_dim = 0;      ///< class default head_dim (0: hidden_size / num_attention_heads)
+  /// the config class replaces a top-level partial_rotary_factor by default_partial (Bamba); a
+  /// rope_parameters.partial_rotary_factor still wins
+  bool partial_fixed = false;
   layer_rule layers = layer_rule::uniform;
   layer_attention mixer = layer_attention::linear;  ///< the hybrid layers' kind (hybrid layer rules)
   bool indices_default_attention = false;           ///< hybrid_indices without the key: every layer attention (LFM2)

@@ -1181,10 +1181,12 @@ inline constexpr std::array<architecture, 139> table{{
      .hf_model_type = "bamba",
      .partial = partial_rule::partial_rotary_factor,
      .default_partial = 0.5,
+     .partial_fixed = true,
      .layers = layer_rule::hybrid_indices,
      .mixer = layer_attention::mamba,
      .sources = "models/bamba/configuration_bamba.py transformers@decba1d2 (attention at attn_layer_indices, else "
-                "Mamba-2; partial_rotary_factor 0.5); GGUF: the granitehybrid architecture"},
+                "Mamba-2; __post_init__ sets kwargs partial_rotary_factor = 0.5 whatever the config says, "
+                "rope_parameters' own kept); GGUF: the granitehybrid architecture"},
     {.family = "Granite 4.0-H",
      .hf_model_type = "granitemoehybrid",
      .gguf_arch = "granitehybrid",

@@ -187,8 +187,16 @@ inline void rule_rotary_dims(const context& c, const rope_entry& e, rope_config&
   if (!D) throw config_error(c.v.name("head_dim"), "absent", "head_dim, or hidden_size and num_attention_heads");
   rc.head_dim = *D;
   const scaling_keys k{e, c};
-  auto factor = merge_same(t.number("partial_rotary_factor"), c.v.name("partial_rotary_factor"),
-                           k.number("partial_rotary_factor"), k.name("partial_rotary_factor"));
+  auto top_factor = t.number("partial_rotary_factor");
+  if (c.known && c.A.partial_fixed && !c.v.gguf() && top_factor) {
+    if (*top_factor != c.A.default_partial)
+      c.warn(c.v.name("partial_rotary_factor") + ": " + c.who() + "'s config class replaces it by " +
+             detail::to_text(c.A.default_partial) + "; ignored");
+    top_factor = c.A.default_partial;
+    if (k.number("partial_rotary_factor")) top_factor.reset();  // rope_parameters' own wins (setdefault)
+  }
+  auto factor = merge_same(top_factor, c.v.name("partial_rotary_factor"), k.number("partial_rotary_factor"),
+                           k.name("partial_rotary_factor"));
   auto rotary_dim = t.int32("rotary_dim");
   const partial_rule rule = c.known ? c.A.partial : partial_rule::partial_rotary_factor;
   if (c.v.gguf()) {
