@@ -317,19 +317,31 @@ TEST_CASE("layered HF loader: every malformed key is a config_error naming it", 
   // layer counts past 2^16 are refused rather than built layer by layer
   CHECK(load_json(with(with(gemma, "num_hidden_layers", 65536), "sliding_window_pattern", 2)).layers.size() == 65536);
   error_of([&] { load_json(with(gemma, "num_hidden_layers", 65537)); }, "num_hidden_layers");
-  // a 2^20-wide head on every layer: one schedule per distinct RoPE, the same multiplier on each layer
-  const auto wide = load_json(
-      {{"model_type", "llama"},
-       {"num_hidden_layers", 64},
-       {"num_attention_heads", 2},
-       {"hidden_size", 1 << 21},
-       {"rope_theta", 10000},
-       {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 4096}}}});
+  // a 2^20-wide rotary head on every layer (loads in milliseconds: one schedule per distinct RoPE), each
+  // layer's softmax scale carrying DeepSeek's YaRN get_mscale(40, 1)^2 = (0.1 ln 40 + 1)^2
+  const auto wide = load_json({{"model_type", "deepseek_v3"},
+                               {"num_hidden_layers", 64},
+                               {"num_attention_heads", 128},
+                               {"hidden_size", 7168},
+                               {"q_lora_rank", 1536},
+                               {"kv_lora_rank", 512},
+                               {"qk_nope_head_dim", 128},
+                               {"qk_rope_head_dim", (1 << 20) - 128},
+                               {"v_head_dim", 128},
+                               {"rope_theta", 10000},
+                               {"rope_scaling",
+                                {{"type", "yarn"},
+                                 {"factor", 40},
+                                 {"original_max_position_embeddings", 4096},
+                                 {"mscale", 1.0},
+                                 {"mscale_all_dim", 1.0}}}});
   REQUIRE(wide.layers.size() == 64);
-  CHECK(wide.layers[63].rope->head_dim == 1 << 20);
-  CHECK(wide.layers[63].softmax_scale == wide.layers[0].softmax_scale);
-  CHECK(wide.layers[63].softmax_scale ==
-        wide.layers[63].base_scale * rope_schedule(*wide.layers[63].rope).base().softmax_scale_multiplier);
+  const double mscale = 0.1 * std::log(40.0) + 1.0;
+  for (const std::size_t i : {std::size_t{0}, std::size_t{63}}) {
+    REQUIRE(wide.layers[i].rope);
+    CHECK(wide.layers[i].base_scale == 1.0 / 1024.0);  // (qk_nope + qk_rope)^-1/2 = 2^-10
+    CHECK(std::fabs(wide.layers[i].softmax_scale - mscale * mscale / 1024.0) < 1e-15);
+  }
   error_of([&] { load_json(with(llama4, "floor_scale", -8192)); }, "floor_scale");
   error_of([&] { load_json(with(llama4, "floor_scale", 0)); }, "floor_scale");
   error_of([&] { load_json(with(llama4, "attn_scale", -1)); }, "attn_scale");
