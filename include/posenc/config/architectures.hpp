@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 139> table{{
+inline constexpr std::array<architecture, 140> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .gguf_arch = "llama",
@@ -213,6 +213,7 @@ inline constexpr std::array<architecture, 139> table{{
      .sources = "models/gemma/configuration_gemma.py " POSENC_HF_V5 " (head_dim 256, rope default theta 10000)"},
     {.family = "Gemma 2",
      .hf_model_type = "gemma2",
+     .hf_aliases = "vaultgemma",
      .gguf_arch = "gemma2",
      .default_head_dim = 256,
      .layers = layer_rule::period,
@@ -226,7 +227,8 @@ inline constexpr std::array<architecture, 139> table{{
      .sources = "models/gemma2/configuration_gemma2.py " POSENC_HF_V5
                 " (query_pre_attn_scalar 256, sliding_window 4096, layer_types even layers slide, "
                 "attn_logit_softcapping 50, final_logit_softcapping 30); llama.cpp llama_load_hparams_gemma2 "
-                "(46 layers: scale 1/sqrt(n_embd/n_head))"},
+                "(46 layers: scale 1/sqrt(n_embd/n_head)); VaultGemma: models/vaultgemma/modular_vaultgemma.py "
+                "transformers@decba1d2 (Gemma2Config and Gemma2Attention, always causal)"},
     {.family = "Gemma 3",
      .hf_model_type = "gemma3_text",
      .hf_aliases = "gemma3",
@@ -352,6 +354,10 @@ inline constexpr std::array<architecture, 139> table{{
      .gguf_layout = inter,
      .sources = "models/olmo/modeling_olmo.py"},
     {.family = "OLMo 2", .hf_model_type = "olmo2", .gguf_arch = "olmo2", .sources = "models/olmo2/modeling_olmo2.py"},
+    {.family = "FlexOlmo",
+     .hf_model_type = "flex_olmo",
+     .default_theta = 500000,
+     .sources = "models/flex_olmo/modular_flex_olmo.py transformers@decba1d2 (Olmo2Attention, default_theta 500000)"},
     {.family = "EXAONE 4",
      .hf_model_type = "exaone4",
      .gguf_arch = "exaone4",
@@ -390,11 +396,13 @@ inline constexpr std::array<architecture, 139> table{{
                 " (attention_multiplier 1.0 is the softmax scale); GGUF {arch}.attention.scale"},
     {.family = "Granite MoE",
      .hf_model_type = "granitemoe",
+     .hf_aliases = "granitemoeshared",
      .gguf_arch = "granitemoe",
      .gguf_layout = inter,
      .scale = scale_rule::attention_multiplier,
      .default_scale_param = 1.0,
-     .sources = "models/granitemoe/configuration_granitemoe.py (attention_multiplier)"},
+     .sources = "models/granitemoe/configuration_granitemoe.py (attention_multiplier); "
+                "models/granitemoeshared/modular_granitemoeshared.py transformers@decba1d2 (GraniteMoe's attention)"},
     {.family = "ERNIE 4.5",
      .hf_model_type = "ernie4_5",
      .hf_aliases = "ernie4_5_moe",
