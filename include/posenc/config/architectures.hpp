@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 140> table{{
+inline constexpr std::array<architecture, 142> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .gguf_arch = "llama",
@@ -302,6 +302,7 @@ inline constexpr std::array<architecture, 140> table{{
          "magnitude 1)"},
     {.family = "DeepSeek-V3",
      .hf_model_type = "deepseek_v3",
+     .hf_aliases = "glm4_moe_lite,youtu",
      .gguf_arch = "deepseek2",
      .hf_layout = inter,
      .gguf_layout = inter,
@@ -312,7 +313,9 @@ inline constexpr std::array<architecture, 140> table{{
      .reads_rope_interleave = true,
      .sources = "models/deepseek_v3/configuration_deepseek_v3.py transformers@001f85b38fb432858ace93f18622f07cec46d874 "
                 "(rope_interleave default True); modeling_deepseek_v3.py (interleaved pairs iff rope_interleave, "
-                "else rotate_half; scaling * mscale * mscale); llama.cpp deepseek2 as DeepSeek-V2"},
+                "else rotate_half; scaling * mscale * mscale); llama.cpp deepseek2 as DeepSeek-V2; GLM-4.7-Flash: "
+                "models/glm4_moe_lite/modular_glm4_moe_lite.py transformers@decba1d2 (DeepseekV3Attention); Youtu: "
+                "models/youtu/modular_youtu.py transformers@decba1d2 (DeepseekV3Config, DeepseekV3Attention)"},
     {.family = "GLM-4",
      .hf_model_type = "glm4",
      .hf_aliases = "glm",
@@ -560,6 +563,20 @@ inline constexpr std::array<architecture, 140> table{{
      .sources = "models/apertus/configuration_apertus.py transformers@decba1d2 (absent rope_parameters: llama3, theta "
                 "1.2e7, factor 8 over 8192); llama.cpp@b97ebdc9 src/models/apertus.cpp (NEOX, rope_freqs from the "
                 "converter's llama3 factors)"},
+    {.family = "Solar Open",
+     .hf_model_type = "solar_open",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 1.0,
+     .default_theta = 1000000,
+     .default_head_dim = 128,
+     .sources = "models/solar_open/modular_solar_open.py transformers@decba1d2 (Glm4MoeConfig with default_theta 1e6, "
+                "head_dim 128, partial_rotary_factor 1.0 unless given; LlamaAttention)"},
+    {.family = "HY-V3",
+     .hf_model_type = "hy_v3",
+     .default_theta = 11158840,
+     .default_head_dim = 128,
+     .sources = "models/hy_v3/modular_hy_v3.py transformers@decba1d2 (default_theta 11158840, head_dim 128; "
+                "ApertusAttention with LlamaRotaryEmbedding)"},
     {.family = "Arcee",
      .hf_model_type = "arcee",
      .gguf_arch = "arcee",
