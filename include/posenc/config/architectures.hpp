@@ -566,7 +566,6 @@ inline constexpr std::array<architecture, 142> table{{
     {.family = "Solar Open",
      .hf_model_type = "solar_open",
      .partial = partial_rule::partial_rotary_factor,
-     .default_partial = 1.0,
      .default_theta = 1000000,
      .default_head_dim = 128,
      .sources = "models/solar_open/modular_solar_open.py transformers@decba1d2 (Glm4MoeConfig with default_theta 1e6, "
