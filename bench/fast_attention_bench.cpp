@@ -377,14 +377,15 @@ void BM_anchor_read_paged(benchmark::State& state) {
 
 /// The read loop in the head-major decode's order over a cache of range(0) MiB (half K, half V, each
 /// [8 kv heads][32768 tokens][dim] in a bench build): kv head by kv head (one work item each), for each
-/// 64-token key tile that head's K rows, then its V rows (two contiguous runs read in turns).
-/// range(1) threads (64 fixed runs of tiles), the read_anchor variant of range(2) streams and range(3)
-/// bytes of prefetch distance, prefetches crossing into the next piece. The token-major decode's order
-/// is BM_anchor_read_paged's contiguous cache (one block of the whole length).
-void BM_anchor_read_head_major(benchmark::State& state) {
+/// key tile of `tile` tokens (the decode's 64 in BM_anchor_read_head_major) that head's K rows, then its
+/// V rows (two contiguous runs read in turns). range(1) threads (64 fixed runs of tiles), the read_anchor
+/// variant of range(2) streams and range(3) bytes of prefetch distance, prefetches crossing into the next
+/// piece. The token-major decode's order is BM_anchor_read_paged's contiguous cache (one block of the
+/// whole length).
+void read_head_major(benchmark::State& state, std::ptrdiff_t tile) {
   const auto bytes = static_cast<std::size_t>(state.range(0)) << 20;
   const int threads = static_cast<int>(state.range(1)), streams = static_cast<int>(state.range(2));
-  const std::ptrdiff_t prefetch = state.range(3), tile = 64, heads = 8;
+  const std::ptrdiff_t prefetch = state.range(3), heads = 8;
   const std::vector<float>& buf = read_buffer(bytes);
   const auto row = static_cast<std::ptrdiff_t>(buf.size() / 2 / kCached / heads);  // floats per token of a head
   std::vector<const float*> pieces;
@@ -409,6 +410,17 @@ void BM_anchor_read_head_major(benchmark::State& state) {
   state.counters["bytes/s"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * static_cast<double>(run * 64 * n * 4), benchmark::Counter::kIsRate);
   state.counters["width"] = w512 ? 512 : 256;
+}
+
+void BM_anchor_read_head_major(benchmark::State& state) {
+  read_head_major(state, 64);
+}
+
+/// As BM_anchor_read_head_major with key tiles of range(4) tokens: a tile of 1024 read as 4 streams is
+/// a shape a head-major decode could take (four runs of one head's keys side by side, each 128 KiB);
+/// not an anchor of any target.
+void BM_anchor_read_head_major_tile(benchmark::State& state) {
+  read_head_major(state, std::min<std::ptrdiff_t>(state.range(4), kCached / 8));  // >= 64 runs in a smoke build
 }
 
 /// A model of the fp32 decode kernel's memory order with no arithmetic: the same K/V reads and software
@@ -956,6 +968,12 @@ static void read_head_major_variants(benchmark::internal::Benchmark* b) {
   b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(kSmoke ? 0.001 : 0.1);
 }
 BENCHMARK(BM_anchor_read_head_major)->Apply(read_head_major_variants);
+static void read_head_major_tiles(benchmark::internal::Benchmark* b) {
+  for (const int streams : {1, 4})
+    for (const std::int64_t tile : {64, 256, 1024, 4096}) b->Args({kMiB32, 1, streams, 1024, tile});
+  b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(kSmoke ? 0.001 : 0.1);
+}
+BENCHMARK(BM_anchor_read_head_major_tile)->Apply(read_head_major_tiles);
 #endif
 BENCHMARK(BM_prefill_none)->Arg(kPrefill)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_prefill_none_1thread)->Arg(kPrefill)->UseRealTime()->Unit(benchmark::kMillisecond);
