@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 142> table{{
+inline constexpr std::array<architecture, 143> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .gguf_arch = "llama",
@@ -576,6 +576,19 @@ inline constexpr std::array<architecture, 142> table{{
      .default_head_dim = 128,
      .sources = "models/hy_v3/modular_hy_v3.py transformers@decba1d2 (default_theta 11158840, head_dim 128; "
                 "ApertusAttention with LlamaRotaryEmbedding)"},
+    {.family = "CWM",
+     .hf_model_type = "cwm",
+     .default_theta = 1000000,
+     .default_head_dim = 128,
+     .layers = layer_rule::period,
+     .default_period = 4,
+     .period_first = true,
+     .default_window = 8192,
+     .default_rope_parameters = "rope_type=llama3,rope_theta=1000000.0,factor=16.0,high_freq_factor=4.0,"
+                                "low_freq_factor=1.0,original_max_position_embeddings=8192",
+     .sources = "models/cwm/modular_cwm.py transformers@decba1d2 (CwmConfig: head_dim 128, sliding_window 8192, "
+                "layer i full iff i % 4 == 0, class-default llama3 rope_parameters with rope_theta 1e6; Qwen2Attention, "
+                "Qwen2RotaryEmbedding)"},
     {.family = "Arcee",
      .hf_model_type = "arcee",
      .gguf_arch = "arcee",
