@@ -288,6 +288,8 @@ FORWARD = {
     # which attention layers rotate: f(config, layer index, attention module) -> bool
     "rotates": {
         "cohere2": lambda c, i, a: a.sliding_window is not None,  # modeling_cohere2.py: if self.sliding_window is not None
+        # modular_cohere2_moe.py: if self.sliding_window is not None or self.force_rope
+        "cohere2_moe": lambda c, i, a: a.sliding_window is not None or a.force_rope,
         "exaone4": lambda c, i, a: c.sliding_window is None or c.layer_types[i] == "sliding_attention",  # modeling_exaone4.py
         "llama4_text": lambda c, i, a: bool(c.no_rope_layers[i]),  # modeling_llama4.py: self.use_rope
         "smollm3": lambda c, i, a: bool(c.no_rope_layers[i]),  # modeling_smollm3.py: self.use_rope

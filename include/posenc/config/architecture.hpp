@@ -120,9 +120,12 @@ enum class layer_rule : unsigned char {
 
 /// Which softmax-attention layers skip RoPE.
 enum class nope_rule : unsigned char {
-  none,                     ///< every attention layer rotates
-  non_sliding,              ///< Cohere2: only sliding layers rotate
-  non_sliding_if_window,    ///< EXAONE 4: with a sliding window, only sliding layers rotate
+  none,                   ///< every attention layer rotates
+  non_sliding,            ///< Cohere2: only sliding layers rotate
+  non_sliding_if_window,  ///< EXAONE 4: with a sliding window, only sliding layers rotate
+  /// Cohere2-MoE: only sliding layers rotate, and the dense-MLP layers (mlp_layer_types, default the first
+  /// first_k_dense_replace) when prefix_dense_sliding_window_pattern is 1 (force_rope)
+  non_sliding_or_dense_prefix,
   no_rope_layers,           ///< Llama 4 / SmolLM3: no_rope_layers[i] == 0
   all,                      ///< no attention layer rotates (Jamba, Nemotron-H: the mixers carry position)
   position_embedding_type,  ///< Granite 4.0-H: RoPE iff position_embedding_type == "rope" (class default NoPE)

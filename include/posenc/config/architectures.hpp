@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 143> table{{
+inline constexpr std::array<architecture, 144> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .gguf_arch = "llama",
@@ -284,6 +284,18 @@ inline constexpr std::array<architecture, 143> table{{
                 " (sliding_window 4096, sliding_window_pattern 4); modeling_cohere2.py "
                 "transformers@015bfeb86891c5f5e450f48942260ac3e2cd2bf2 (RoPE only when sliding_window is not None; "
                 "interleaved rotate_half)"},
+    {.family = "Cohere2-MoE",
+     .hf_model_type = "cohere2_moe",
+     .hf_layout = inter,
+     .default_head_dim = 128,
+     .layers = layer_rule::period,
+     .default_period = 4,
+     .default_window = 4096,
+     .nope = nope_rule::non_sliding_or_dense_prefix,
+     .sources = "models/cohere2_moe/configuration_cohere2_moe.py and modular_cohere2_moe.py transformers@decba1d2 "
+                "(head_dim 128, sliding_window 4096, sliding_window_pattern 4; Cohere2Attention: RoPE iff the layer "
+                "slides or force_rope, a dense-MLP layer with prefix_dense_sliding_window_pattern 1; interleaved "
+                "rotate_half)"},
     {.family = "DeepSeek-V2",
      .hf_model_type = "deepseek_v2",
      .gguf_arch = "deepseek2",

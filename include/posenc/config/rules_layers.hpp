@@ -464,6 +464,40 @@ inline kinds_t rule_kinds(const context& c, int n, const std::optional<std::int6
   return sliding_kinds(c, n, window);
 }
 
+/// Cohere2-MoE's force_rope layers: those whose MLP is dense (mlp_layer_types; absent, the first
+/// first_k_dense_replace) when prefix_dense_sliding_window_pattern is 1. Its config class builds the default
+/// layer_types with a pattern of its own over that prefix; a prefix without layer_types is refused.
+inline std::vector<bool> dense_prefix_layers(const context& c, int n) {
+  const auto& t = c.top();
+  const auto first = t.int32("first_k_dense_replace", 0).value_or(0);
+  detail::require(first >= 0 && first <= n, c.v.name("first_k_dense_replace"), first,
+                  "in [0, " + c.v.name("num_hidden_layers") + "]");
+  if (first > 0 && !t.has("layer_types"))
+    throw config_error(c.v.name("first_k_dense_replace"), std::to_string(first),
+                       "0 unless layer_types is given: " + c.who() +
+                           "'s config class patterns the dense prefix's layers by "
+                           "prefix_dense_sliding_window_pattern, which posenc does not model");
+  std::vector<bool> dense(static_cast<std::size_t>(n), false);
+  if (t.int32("prefix_dense_sliding_window_pattern", 1).value_or(1) != 1) return dense;
+  const config_value* m = t.get("mlp_layer_types");
+  if (!m) {
+    std::fill_n(dense.begin(), first, true);
+    return dense;
+  }
+  if (!m->is_list() || m->items().size() != static_cast<std::size_t>(n))
+    throw config_error(c.v.name("mlp_layer_types"), m->to_text(),
+                       "a list of " + c.v.name("num_hidden_layers") + " = " + std::to_string(n) +
+                           " names (\"dense\" or \"sparse\")");
+  for (std::size_t i = 0; i < dense.size(); ++i) {
+    const auto& e = m->items()[i];
+    if (!e.is_string() || (e.as_string() != "dense" && e.as_string() != "sparse"))
+      throw config_error(c.v.name("mlp_layer_types") + "[" + std::to_string(i) + "]", e.to_text(),
+                         "\"dense\" or \"sparse\"");
+    dense[i] = e.as_string() == "dense";
+  }
+  return dense;
+}
+
 /// Whether each layer rotates: a RoPE model's softmax layers, minus the family's NoPE layers.
 inline std::vector<bool> rule_nope(const context& c, bool rope, const kinds_t& kinds, std::vector<bool> rotating,
                                    const std::optional<std::int64_t>& window) {
@@ -473,10 +507,14 @@ inline std::vector<bool> rule_nope(const context& c, bool rope, const kinds_t& k
   // sets for Bamba and for models without Mamba layers
   const bool pet_rope = c.v.gguf() ? c.top().boolean("rope_finetuned").value_or(false)
                                    : c.top().string("position_embedding_type").value_or("") == "rope";
+  const std::vector<bool> forced = rule == nope_rule::non_sliding_or_dense_prefix && !c.v.gguf()
+                                       ? dense_prefix_layers(c, static_cast<int>(kinds.size()))
+                                       : std::vector<bool>(kinds.size(), false);
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     const bool sliding = kinds[i] == layer_attention::sliding;
     bool r = rope && is_softmax(kinds[i]) && rotating[i];
     if (rule == nope_rule::non_sliding && !sliding) r = false;
+    if (rule == nope_rule::non_sliding_or_dense_prefix && !sliding && !forced[i]) r = false;
     // EXAONE 4: with a sliding window (llama.cpp: with a sliding layer), only sliding layers rotate
     if (rule == nope_rule::non_sliding_if_window && (c.v.gguf() ? any_sliding : window.has_value()) && !sliding)
       r = false;
