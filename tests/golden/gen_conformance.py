@@ -679,8 +679,8 @@ def expected_vision(ref, hf):
         except AttributeError:  # forward(seqlen): rot_pos_emb gathers freqs[pos_ids].flatten(1)
             freqs = rot(2)
             angles = torch.cat([freqs[1], freqs[1]])
-        tower = {"Qwen2VLVisionConfig": "Qwen2-VL vision", "Qwen2_5_VLVisionConfig": "Qwen2.5-VL vision"}.get(
-            kind, "Qwen3-VL vision")
+        tower = {"Qwen2VLVisionConfig": "Qwen2-VL vision", "Qwen2_5_VLVisionConfig": "Qwen2.5-VL vision",
+                 "Exaone4_5_VisionConfig": "EXAONE 4.5 vision"}.get(kind, "Qwen3-VL vision")
         theta = rot.theta if hasattr(rot, "theta") else 10000.0
         shape = {"depth": vc.depth, "num_heads": vc.num_heads, "spatial_merge_size": vc.spatial_merge_size,
                  "temporal_patch_size": vc.temporal_patch_size}

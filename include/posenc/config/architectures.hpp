@@ -375,6 +375,7 @@ inline constexpr std::array<architecture, 144> table{{
      .sources = "models/flex_olmo/modular_flex_olmo.py transformers@decba1d2 (Olmo2Attention, default_theta 500000)"},
     {.family = "EXAONE 4",
      .hf_model_type = "exaone4",
+     .hf_aliases = "exaone4_5,exaone4_5_text",
      .gguf_arch = "exaone4",
      .layers = layer_rule::period,
      .default_period = 4,
@@ -389,7 +390,9 @@ inline constexpr std::array<architecture, 144> table{{
          "(RoPE iff sliding_window is None or the layer slides); llama.cpp src/llama-model.cpp "
          "llama.cpp@00342301d01add50835550e8a916f12097d94517 (exaone4: n_swa 4096 and set_swa_pattern(4) only for "
          "64 layers) and src/models/exaone4.cpp llama.cpp@0f7288922039b9231e22f3ab85ff78b62778c3a1 (RoPE iff "
-         "the layer slides or no SWA)"},
+         "the layer slides or no SWA); EXAONE 4.5: models/exaone4_5/configuration_exaone4_5.py and "
+         "modular_exaone4_5.py transformers@decba1d2 (text_config model_type exaone4 by default, exaone4_5_text "
+         "renamed to it; 1D text positions)"},
     {.family = "SmolLM3",
      .hf_model_type = "smollm3",
      .gguf_arch = "smollm3",
@@ -1275,7 +1278,7 @@ inline constexpr std::array<architecture, 144> table{{
 }
 
 /// The rotary vision towers posenc loads from a multimodal config's vision_config.
-inline constexpr std::array<vision_tower, 5> vision_towers{{
+inline constexpr std::array<vision_tower, 6> vision_towers{{
     {.name = "Pixtral",
      .model_types = "pixtral",
      .outer_types = "pixtral",
@@ -1307,6 +1310,16 @@ inline constexpr std::array<vision_tower, 5> vision_towers{{
      .sources = "models/qwen2_5_vl/configuration_qwen2_5_vl.py and modeling_qwen2_5_vl.py transformers@decba1d2 "
                 "(Qwen2_5_VisionRotaryEmbedding(hidden_size // num_heads // 2), theta 10000; get_window_index, "
                 "fullatt_block_indexes (7, 15, 23, 31) by default)"},
+    {.name = "EXAONE 4.5 vision",
+     .model_types = "exaone4_5_vision",
+     .outer_types = "exaone4_5",
+     .merge = true,
+     .windows = true,
+     .defaults = "depth=32,hidden_size=3584,num_heads=16,patch_size=14,spatial_merge_size=2,temporal_patch_size=2,"
+                 "window_size=112",
+     .sources = "models/exaone4_5/configuration_exaone4_5.py and modular_exaone4_5.py transformers@decba1d2 "
+                "(Qwen2.5-VL's vision transformer with grouped kv heads: Qwen2_5_VisionRotaryEmbedding(hidden_size // "
+                "num_heads // 2), theta 10000; fullatt_block_indexes (7, 15, 23, 31) by default)"},
     {.name = "Qwen3-VL vision",
      .model_types = "qwen3_vl,qwen3_vl_vision,qwen3_vl_moe",
      .outer_types = "qwen3_vl,qwen3_vl_moe",
