@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 144> table{{
+inline constexpr std::array<architecture, 145> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .gguf_arch = "llama",
@@ -591,6 +591,11 @@ inline constexpr std::array<architecture, 144> table{{
      .default_head_dim = 128,
      .sources = "models/hy_v3/modular_hy_v3.py transformers@decba1d2 (default_theta 11158840, head_dim 128; "
                 "ApertusAttention with LlamaRotaryEmbedding)"},
+    {.family = "DiffLlama",
+     .hf_model_type = "diffllama",
+     .sources = "models/diffllama/configuration_diffllama.py and modeling_diffllama.py transformers@decba1d2 "
+                "(Llama's RoPE and head_dim^-0.5 on both softmaxes of the differential attention, causal on every "
+                "layer; how it subtracts them, lambda-weighted, is not positional)"},
     {.family = "CWM",
      .hf_model_type = "cwm",
      .default_theta = 1000000,
