@@ -329,6 +329,9 @@ inline void applied_layers(const posenc::architecture& a, applied_parts& p) {
     case nope_rule::non_sliding_or_dense_prefix:
       add("full layers NoPE but the dense-MLP prefix's");
       break;
+    case nope_rule::null_theta:
+      add("NoPE when rope_theta is null");
+      break;
     case nope_rule::all:
       add("attention layers NoPE");
       break;

@@ -297,6 +297,8 @@ FORWARD = {
         "afmoe": lambda c, i, a: a.is_local_attention,  # modeling_afmoe.py: if self.is_local_attention: rotate
         # modeling_exaone_moe.py: RoPE iff sliding_window is None or the layer slides
         "exaone_moe": lambda c, i, a: c.sliding_window is None or c.layer_types[i] == "sliding_attention",
+        # modeling_olmo_hybrid.py: rotary_emb only when rope_parameters and its rope_theta are not None
+        "olmo_hybrid": lambda c, i, a: c.rope_parameters is not None and c.rope_parameters.get("rope_theta") is not None,
         # modeling_granitemoehybrid.py: rotary_emb = ... if config.position_embedding_type == "rope" else None
         "granitemoehybrid": lambda c, i, a: c.position_embedding_type == "rope",
     },
@@ -520,7 +522,9 @@ def expected_for(ref, hf, fwd_rotates):
     n = text.num_hidden_layers
     types_ = list(getattr(text, "layer_types", None) or getattr(text, "attention_layers", None) or ["full_attention"] * n)
     types_ = [{"global": "full_attention", "local": "sliding_attention"}.get(t, t) for t in types_]
-    rot = construct(Rot, config=text) if Rot and getattr(text, "rope_parameters", None) else None
+    rp = getattr(text, "rope_parameters", None)
+    # a rope_theta given as null: no rotary embedding is built (modeling_olmo_hybrid.py: rotary_emb None)
+    rot = construct(Rot, config=text) if Rot and rp and rp.get("rope_theta", 0) is not None else None
     out_layers = []
     head_dim = None
     for i in range(n):

@@ -126,6 +126,9 @@ enum class nope_rule : unsigned char {
   /// Cohere2-MoE: only sliding layers rotate, and the dense-MLP layers (mlp_layer_types, default the first
   /// first_k_dense_replace) when prefix_dense_sliding_window_pattern is 1 (force_rope)
   non_sliding_or_dense_prefix,
+  /// OLMo Hybrid: no layer rotates when rope_theta is written as null and no rope_parameters give one (its
+  /// modeling code then builds no rotary embedding)
+  null_theta,
   no_rope_layers,           ///< Llama 4 / SmolLM3: no_rope_layers[i] == 0
   all,                      ///< no attention layer rotates (Jamba, Nemotron-H: the mixers carry position)
   position_embedding_type,  ///< Granite 4.0-H: RoPE iff position_embedding_type == "rope" (class default NoPE)

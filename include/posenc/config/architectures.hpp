@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 145> table{{
+inline constexpr std::array<architecture, 146> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .gguf_arch = "llama",
@@ -161,6 +161,16 @@ inline constexpr std::array<architecture, 145> table{{
      .default_period = 4,
      .sources = "models/qwen3_next/configuration_qwen3_next.py " POSENC_HF_V5
                 " (partial_rotary_factor 0.25, full_attention_interval 4, linear_attention layers)"},
+    {.family = "OLMo Hybrid",
+     .hf_model_type = "olmo_hybrid",
+     .layers = layer_rule::hybrid_interval,
+     .default_period = 4,
+     .nope = nope_rule::null_theta,
+     .sources =
+         "models/olmo_hybrid/configuration_olmo_hybrid.py and modeling_olmo_hybrid.py transformers@decba1d2 "
+         "(layer_types: full_attention iff i % 4 == 3, else linear_attention (GatedDeltaNet); head_dim = "
+         "hidden_size / heads; Olmo3Attention, head_dim^-0.5; no rotary embedding when rope_theta is None, as the "
+         "released checkpoints write it)"},
     {.family = "Qwen3.5",
      .hf_model_type = "qwen3_5_text",
      .hf_aliases = "qwen3_5,qwen3_5_moe,qwen3_5_moe_text",
@@ -606,9 +616,10 @@ inline constexpr std::array<architecture, 145> table{{
      .default_window = 8192,
      .default_rope_parameters = "rope_type=llama3,rope_theta=1000000.0,factor=16.0,high_freq_factor=4.0,"
                                 "low_freq_factor=1.0,original_max_position_embeddings=8192",
-     .sources = "models/cwm/modular_cwm.py transformers@decba1d2 (CwmConfig: head_dim 128, sliding_window 8192, "
-                "layer i full iff i % 4 == 0, class-default llama3 rope_parameters with rope_theta 1e6; Qwen2Attention, "
-                "Qwen2RotaryEmbedding)"},
+     .sources =
+         "models/cwm/modular_cwm.py transformers@decba1d2 (CwmConfig: head_dim 128, sliding_window 8192, "
+         "layer i full iff i % 4 == 0, class-default llama3 rope_parameters with rope_theta 1e6; Qwen2Attention, "
+         "Qwen2RotaryEmbedding)"},
     {.family = "Arcee",
      .hf_model_type = "arcee",
      .gguf_arch = "arcee",

@@ -485,9 +485,9 @@ inline std::vector<bool> dense_prefix_layers(const context& c, int n) {
     return dense;
   }
   if (!m->is_list() || m->items().size() != static_cast<std::size_t>(n))
-    throw config_error(c.v.name("mlp_layer_types"), m->to_text(),
-                       "a list of " + c.v.name("num_hidden_layers") + " = " + std::to_string(n) +
-                           " names (\"dense\" or \"sparse\")");
+    throw config_error(
+        c.v.name("mlp_layer_types"), m->to_text(),
+        "a list of " + c.v.name("num_hidden_layers") + " = " + std::to_string(n) + " names (\"dense\" or \"sparse\")");
   for (std::size_t i = 0; i < dense.size(); ++i) {
     const auto& e = m->items()[i];
     if (!e.is_string() || (e.as_string() != "dense" && e.as_string() != "sparse"))
@@ -510,9 +510,18 @@ inline std::vector<bool> rule_nope(const context& c, bool rope, const kinds_t& k
   const std::vector<bool> forced = rule == nope_rule::non_sliding_or_dense_prefix && !c.v.gguf()
                                        ? dense_prefix_layers(c, static_cast<int>(kinds.size()))
                                        : std::vector<bool>(kinds.size(), false);
+  // OLMo Hybrid: the base written as null (top level or in rope_parameters) and given nowhere (the rope entries
+  // hold the non-null members only)
+  const config_value* rp = c.v.keys.find("rope_parameters");
+  const config_value* rp_theta = rp && rp->is_object() ? rp->find("rope_theta") : nullptr;
+  const bool theta_given = c.top().has("rope_theta") ||
+                           std::any_of(c.v.rope.begin(), c.v.rope.end(),
+                                       [](const rope_entry& e) { return e.params.find("rope_theta") != nullptr; });
+  const bool theta_null =
+      rule == nope_rule::null_theta && !theta_given && (c.v.present("rope_theta") || (rp_theta && rp_theta->is_null()));
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     const bool sliding = kinds[i] == layer_attention::sliding;
-    bool r = rope && is_softmax(kinds[i]) && rotating[i];
+    bool r = rope && is_softmax(kinds[i]) && rotating[i] && !theta_null;
     if (rule == nope_rule::non_sliding && !sliding) r = false;
     if (rule == nope_rule::non_sliding_or_dense_prefix && !sliding && !forced[i]) r = false;
     // EXAONE 4: with a sliding window (llama.cpp: with a sliding layer), only sliding layers rotate
