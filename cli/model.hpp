@@ -207,6 +207,31 @@ struct applied_parts {
   void add(const std::string& t) { s += (s.empty() ? "" : "; ") + t; }
 };
 
+/// The base a config without RoPE keys gets: default_theta, or the class's rope_parameters (their base,
+/// scaling and rotated fraction; one entry, or one per layer type).
+inline std::string default_rope_text(const posenc::architecture& a) {
+  using posenc::config_value;
+  const config_value p = posenc::detail::rules::pairs_object(a.default_rope_parameters);
+  std::vector<std::string> types{""};  // "" : the entry for every layer type
+  for (const auto& m : p.members())
+    if (const auto dot = m.key.find('.'); dot != std::string::npos)
+      if (std::find(types.begin(), types.end(), m.key.substr(0, dot)) == types.end())
+        types.push_back(m.key.substr(0, dot));
+  if (types.size() > 1) types.erase(types.begin());
+  std::string out;
+  for (const auto& t : types) {
+    const std::string k = t.empty() ? "" : t + ".";
+    const config_value* theta = p.find(k + "rope_theta");
+    const config_value* type = p.find(k + "rope_type");
+    const config_value* part = p.find(k + "partial_rotary_factor");
+    std::string e = "theta " + fmt(theta ? theta->as_number() : a.default_theta);
+    if (type && type->as_string() != "default") e += " " + type->as_string();
+    if (part && part->as_number() != 1) e += " on " + fmt(part->as_number()) + " of the dims";
+    out += (out.empty() ? "" : ", ") + e + (t.empty() ? "" : " (" + t + ")");
+  }
+  return out + " by default";
+}
+
 /// The positional family and the rotated width.
 inline void applied_positional(const posenc::architecture& a, applied_parts& p) {
   using namespace posenc;
@@ -216,7 +241,7 @@ inline void applied_positional(const posenc::architecture& a, applied_parts& p) 
     std::string r = std::string("RoPE ") + lay(a.hf_layout);
     if (a.reads_rope_interleave) r += " while rope_interleave (default true), else half_split";
     if (!a.gguf_arch.empty() && a.gguf_layout != a.hf_layout) r += std::string(" (GGUF ") + lay(a.gguf_layout) + ")";
-    r += ", theta " + fmt(a.default_theta) + " by default";
+    r += ", " + default_rope_text(a);
     add(r);
     switch (a.partial) {
       case partial_rule::partial_rotary_factor:

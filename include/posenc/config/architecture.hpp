@@ -227,7 +227,8 @@ struct architecture {
   std::string_view scaling_renames{};
   /// rope_parameters the config class sets when a config has neither rope_parameters nor rope_scaling, as
   /// comma-separated key=value pairs (a value with a '.' is a number, digits an integer, else a string);
-  /// without rope_theta among them the config's rope_theta (else default_theta) is the base (gpt-oss)
+  /// without rope_theta among them the config's rope_theta (else default_theta) is the base (gpt-oss); keys
+  /// spelled `layer_type.key` give one entry per layer type (Laguna)
   std::string_view default_rope_parameters{};
   /// further class defaults of keys the rules read, as key=value pairs (same syntax)
   std::string_view defaults{};

@@ -71,6 +71,20 @@ inline prepared prepare(const key_view& in, const load_options& o, std::vector<s
         v.set(m.key, config_value(*e), v.prefix + m.value.as_string());
     for (const auto& m : defaults.members())
       if (!v.present(m.key)) v.set(m.key, m.value, v.prefix + m.key + " (class default)");
+    // class-default rope_parameters per layer type (`type.key=value`, Laguna) when the config gives none
+    const config_value rp = pairs_object(row->default_rope_parameters);
+    const auto members = rp.members();
+    if (v.rope.empty() &&
+        std::any_of(members.begin(), members.end(), [](const auto& m) { return m.key.find('.') != std::string::npos; }))
+      for (const auto& m : members) {
+        const auto dot = m.key.find('.');
+        const std::string type = m.key.substr(0, dot);
+        auto it = std::find_if(v.rope.begin(), v.rope.end(), [&](const rope_entry& e) { return e.layer_type == type; });
+        if (it == v.rope.end())
+          it = v.rope.insert(v.rope.end(),
+                             rope_entry{type, config_value::object(), v.prefix + "rope_parameters." + type + ".", {}});
+        it->params.set(m.key.substr(dot + 1), m.value);
+      }
   }
   const context c{v, row ? *row : generic_row(), row != nullptr, warnings};
   rule_refused(c);
