@@ -431,6 +431,7 @@ inline std::string applied_text(const posenc::architecture& a) {
     add(c);
   }
   if (a.sinks) add(a.sinks_sliding_only ? "attention sinks on sliding layers" : "attention sinks");
+  if (a.layer_rope_theta) add("layer_rope_theta: one base per layer (0 = NoPE)");
   if (a.alibi_at_block_count) add("ALiBi instead of RoPE at " + std::to_string(a.alibi_at_block_count) + " layers");
   if (a.alibi_scaled) add("slopes x head_dim^-0.5");
   if (a.positional == positional_family::learned)

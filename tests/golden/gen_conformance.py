@@ -302,6 +302,12 @@ FORWARD = {
         # modeling_granitemoehybrid.py: rotary_emb = ... if config.position_embedding_type == "rope" else None
         "granitemoehybrid": lambda c, i, a: c.position_embedding_type == "rope",
     },
+    # a layer's own base where the model builds one rotary embedding per base: f(config, layer index), 0 = NoPE
+    # (modeling_granite_swa.py / modeling_granitemoe_swa.py: rotary_embs by layer_rope_theta)
+    "layer_theta": {
+        "granite_swa": lambda c, i: c.layer_rope_theta[i],
+        "granitemoe_swa": lambda c, i: c.layer_rope_theta[i],
+    },
     # the scaling name posenc gives a family's written rope_type (modeling code that reads it otherwise)
     "rope_type": {
         # modeling_hunyuan_v1_*.py: rope_type "dynamic" with an alpha is HunYuan's own alpha base
@@ -542,6 +548,12 @@ def expected_for(ref, hf, fwd_rotates):
             head_dim = head_dim or next(
                 (int(getattr(module, h)) for h in HEAD_ATTRS if isinstance(getattr(module, h, None), int)), None)
         rotates = rot is not None and fwd_rotates.get(mt, lambda c, i, a: True)(text, i, attn)
+        layer_rot, layer_theta = rot, FORWARD["layer_theta"].get(mt, lambda c, i: None)(text, i)
+        if rotates and layer_theta is not None:  # the model's rotary embedding at this layer's own base
+            rotates = bool(layer_theta)
+            tc = copy.deepcopy(text)
+            tc.rope_parameters = {**text.rope_parameters, "rope_theta": layer_theta}
+            layer_rot = construct(Rot, config=tc) if rotates else None
         window = window_of(attn, text, ns, source)
         if lt == "full_attention" and window is not None:
             if declares(text, "layer_types") and text.layer_types:  # the layer types decide the mask (per layer type)
@@ -550,10 +562,12 @@ def expected_for(ref, hf, fwd_rotates):
                 lt = "sliding_attention"
         k = {"layer_type": {"hybrid": "full_attention", "attention": "full_attention"}.get(lt, lt), "rope": bool(rotates)}
         if rotates:
-            inv, m, out = rope_of(rot, types_[i], head_dim)
+            inv, m, out = rope_of(layer_rot, types_[i], head_dim)
             params = text.rope_parameters.get(types_[i], text.rope_parameters)
             if not isinstance(params, dict) or "rope_type" not in params:
                 params = text.rope_parameters
+            if layer_theta is not None:
+                params = {**params, "rope_theta": layer_theta}
             rope_type = FORWARD["rope_type"].get(mt, lambda p: None)(params) or params.get("rope_type", "default")
             k.update(theta=float(params["rope_theta"]), rope_type=rope_type,
                      factor=params.get("factor"), layout=layout_of(ns, out, text),

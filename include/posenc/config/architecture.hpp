@@ -200,6 +200,7 @@ struct architecture {
   std::optional<double> default_attn_softcap{};
   std::optional<double> default_final_softcap{};
   bool sinks = false;               ///< learned per-head sink logits (gpt-oss)
+  bool layer_rope_theta = false;    ///< layer_rope_theta[i] is layer i's base, 0 its NoPE (GraniteSWA)
   bool sinks_sliding_only = false;  ///< the sinks are on the sliding layers only (MiMo-V2)
   bool llama4_temperature = false;  ///< attn_temperature_tuning on the NoPE layers
   bool mrope = false;               ///< multimodal RoPE sections (text positions: plain RoPE)

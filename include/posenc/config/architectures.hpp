@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 147> table{{
+inline constexpr std::array<architecture, 148> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .gguf_arch = "llama",
@@ -422,6 +422,20 @@ inline constexpr std::array<architecture, 147> table{{
      .default_scale_param = 1.0,
      .sources = "models/granite/configuration_granite.py " POSENC_HF_V5
                 " (attention_multiplier 1.0 is the softmax scale); GGUF {arch}.attention.scale"},
+    {.family = "Granite SWA",
+     .hf_model_type = "granite_swa",
+     .hf_aliases = "granitemoe_swa",
+     .layers = layer_rule::period,
+     .default_period = 4,
+     .period_first = true,
+     .default_window = 128,
+     .scale = scale_rule::attention_multiplier,
+     .default_scale_param = 1.0,
+     .sinks = true,
+     .layer_rope_theta = true,
+     .sources = "models/granite_swa/modular_granite_swa.py and models/granitemoe_swa/modular_granitemoe_swa.py "
+                "transformers@decba1d2 (Granite's attention_multiplier scale, sliding_window 128, layer i full iff "
+                "i % 4 == 0, per-head sinks on every layer, layer_rope_theta: layer i's base, 0 = NoPE)"},
     {.family = "Granite MoE",
      .hf_model_type = "granitemoe",
      .hf_aliases = "granitemoeshared",

@@ -193,6 +193,21 @@ inline std::optional<std::int64_t> symmetric_window(const context&, const std::o
   return *w / 2 + 1;
 }
 
+/// GraniteSWA's per-layer bases (layer_rope_theta, 0 = NoPE; the config's base on every layer when absent,
+/// an empty list); empty for other families.
+inline std::vector<double> rule_layer_thetas(const context& c, bool rope, int n) {
+  if (!c.known || !c.A.layer_rope_theta || !rope || c.v.gguf()) return {};
+  const auto list = c.top().numbers("layer_rope_theta");
+  if (!list) return {};
+  detail::require(list->size() == static_cast<std::size_t>(n), c.v.name("layer_rope_theta"), list->size(),
+                  c.v.name("num_hidden_layers") + " = " + std::to_string(n) + " entries");
+  for (std::size_t i = 0; i < list->size(); ++i)
+    if (!std::isfinite((*list)[i]) || (*list)[i] < 0)
+      throw config_error(c.v.name("layer_rope_theta") + "[" + std::to_string(i) + "]", detail::to_text((*list)[i]),
+                         "0 (NoPE) or a positive base");
+  return *list;
+}
+
 /// load_hf_layered / load_gguf_layered.
 inline layered_config load_layered(const key_view& in, const load_options& o) {
   layered_config out;
@@ -207,7 +222,9 @@ inline layered_config load_layered(const key_view& in, const load_options& o) {
   const auto chunk = rule_chunk(c, window_zero);
   const std::vector<bool> rotating = rule_rotating(c, n, window_zero);
   const kinds_t kinds = rule_kinds(c, n, window, chunk, rotating);
-  const std::vector<bool> use_rope = rule_nope(c, p.rope, kinds, rotating, window);
+  const std::vector<double> thetas = rule_layer_thetas(c, p.rope, n);
+  std::vector<bool> use_rope = rule_nope(c, p.rope, kinds, rotating, window);
+  for (std::size_t i = 0; i < thetas.size(); ++i) use_rope[i] = use_rope[i] && thetas[i] != 0;
   const layer_ropes ropes = rule_layer_ropes(c, p.rope, kinds);
   out.base = model_of(c, ropes, p.rope);
   out.family = std::string(c.A.family);
@@ -243,6 +260,10 @@ inline layered_config load_layered(const key_view& in, const load_options& o) {
   };
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     layer_spec s = layer_of(c, li, i);
+    if (s.rope && !thetas.empty()) {
+      s.rope->theta = thetas[i];
+      s.rope_source = "layer_rope_theta";
+    }
     if (is_softmax(s.attention)) {
       s.base_scale = scale;
       s.softmax_scale = scale * (s.rope        ? multiplier(*s.rope)
