@@ -388,7 +388,8 @@ inline void applied_scale(const posenc::architecture& a, applied_parts& p) {
       add("scale query_pre_attn_scalar^-0.5 (default " + fmt(a.default_scale_param) + ")");
       break;
     case scale_rule::attention_multiplier:
-      add("scale attention_multiplier (default " + fmt(a.default_scale_param) + ")");
+      add("scale attention_multiplier (default " +
+          (a.default_scale_param != 0 ? fmt(a.default_scale_param) : std::string("head_dim^-0.5")) + ")");
       break;
     case scale_rule::qk_head_dim:
       add(std::string("scale qk_head_dim^-0.5") + (a.mscale2_hf     ? " x YaRN mscale^2"

@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 148> table{{
+inline constexpr std::array<architecture, 149> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .gguf_arch = "llama",
@@ -422,6 +422,12 @@ inline constexpr std::array<architecture, 148> table{{
      .default_scale_param = 1.0,
      .sources = "models/granite/configuration_granite.py " POSENC_HF_V5
                 " (attention_multiplier 1.0 is the softmax scale); GGUF {arch}.attention.scale"},
+    {.family = "HyperCLOVA X",
+     .hf_model_type = "hyperclovax",
+     .scale = scale_rule::attention_multiplier,
+     .sources = "models/hyperclovax/modular_hyperclovax.py transformers@decba1d2 (GraniteAttention: the scale is "
+                "attention_multiplier, head_dim^-0.5 when absent or null; head_dim = hidden_size / heads when "
+                "absent)"},
     {.family = "Granite SWA",
      .hf_model_type = "granite_swa",
      .hf_aliases = "granitemoe_swa",

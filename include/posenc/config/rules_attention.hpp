@@ -166,9 +166,11 @@ inline double rule_scale(const context& c, std::ptrdiff_t head_dim, int n) {
       scale = 1.0 / std::sqrt(positive(c.v.name("query_pre_attn_scalar"),
                                        t.number("query_pre_attn_scalar").value_or(c.A.default_scale_param)));
       break;
-    case scale_rule::attention_multiplier:
-      scale = positive(c.v.name("attention_multiplier"),
-                       t.number("attention_multiplier").value_or(c.A.default_scale_param));
+    case scale_rule::attention_multiplier:  // absent with no class default: head_dim^-0.5 (HyperCLOVAX)
+      if (const auto m = t.number("attention_multiplier"))
+        scale = positive(c.v.name("attention_multiplier"), *m);
+      else if (c.A.default_scale_param != 0)
+        scale = c.A.default_scale_param;
       break;
     case scale_rule::mpt_softmax_scale:
       if (const config_value* ac = t.get("attn_config"); ac && ac->is_object())
