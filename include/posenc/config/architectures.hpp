@@ -324,7 +324,7 @@ inline constexpr std::array<architecture, 149> table{{
          "magnitude 1)"},
     {.family = "DeepSeek-V3",
      .hf_model_type = "deepseek_v3",
-     .hf_aliases = "glm4_moe_lite,youtu",
+     .hf_aliases = "glm4_moe_lite,youtu,axk1",
      .gguf_arch = "deepseek2",
      .hf_layout = inter,
      .gguf_layout = inter,
@@ -333,11 +333,13 @@ inline constexpr std::array<architecture, 149> table{{
      .mscale2_hf = true,
      .mscale2_gguf = true,
      .reads_rope_interleave = true,
-     .sources = "models/deepseek_v3/configuration_deepseek_v3.py transformers@001f85b38fb432858ace93f18622f07cec46d874 "
-                "(rope_interleave default True); modeling_deepseek_v3.py (interleaved pairs iff rope_interleave, "
-                "else rotate_half; scaling * mscale * mscale); llama.cpp deepseek2 as DeepSeek-V2; GLM-4 MoE Lite: "
-                "models/glm4_moe_lite/modular_glm4_moe_lite.py transformers@decba1d2 (DeepseekV3Attention); Youtu: "
-                "models/youtu/modular_youtu.py transformers@decba1d2 (DeepseekV3Config, DeepseekV3Attention)"},
+     .sources =
+         "models/deepseek_v3/configuration_deepseek_v3.py transformers@001f85b38fb432858ace93f18622f07cec46d874 "
+         "(rope_interleave default True); modeling_deepseek_v3.py (interleaved pairs iff rope_interleave, "
+         "else rotate_half; scaling * mscale * mscale); llama.cpp deepseek2 as DeepSeek-V2; GLM-4 MoE Lite: "
+         "models/glm4_moe_lite/modular_glm4_moe_lite.py transformers@decba1d2 (DeepseekV3Attention); Youtu: "
+         "models/youtu/modular_youtu.py and models/axk1/modular_axk1.py transformers@decba1d2 (DeepseekV3Config, "
+         "DeepseekV3Attention)"},
     {.family = "GLM-4",
      .hf_model_type = "glm4",
      .hf_aliases = "glm",
