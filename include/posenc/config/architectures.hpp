@@ -337,7 +337,7 @@ inline constexpr std::array<architecture, 149> table{{
          "models/deepseek_v3/configuration_deepseek_v3.py transformers@001f85b38fb432858ace93f18622f07cec46d874 "
          "(rope_interleave default True); modeling_deepseek_v3.py (interleaved pairs iff rope_interleave, "
          "else rotate_half; scaling * mscale * mscale); llama.cpp deepseek2 as DeepSeek-V2; GLM-4 MoE Lite: "
-         "models/glm4_moe_lite/modular_glm4_moe_lite.py transformers@decba1d2 (DeepseekV3Attention); Youtu: "
+         "models/glm4_moe_lite/modular_glm4_moe_lite.py transformers@decba1d2 (DeepseekV3Attention); Youtu and A.X-K1: "
          "models/youtu/modular_youtu.py and models/axk1/modular_axk1.py transformers@decba1d2 (DeepseekV3Config, "
          "DeepseekV3Attention)"},
     {.family = "GLM-4",
