@@ -689,6 +689,8 @@ def expected_vision(ref, hf):
         angles = torch.angle(rot.freqs_ci[side + 1].reshape(-1))  # patch (x 1, y 1)
         tower, theta = "Llama 4 vision", vc.rope_parameters["rope_theta"]
         shape = {"depth": vc.num_hidden_layers, "num_heads": vc.num_attention_heads, "patches_per_side": side}
+    elif not any(inspect.isclass(ns[n]) and n.endswith("RotaryEmbedding") and "Vision" in n for n in ns):
+        return None  # a tower without RoPE (SigLIP, Idefics3): no vision positions in the attention
     else:  # Qwen2-VL / 2.5-VL / 3-VL: VisionRotaryEmbedding(head_dim // 2) in the vision model's __init__
         attn = _named(ns, "Attention", "Vision")(vc)
         rot = _named(ns, "RotaryEmbedding", "Vision")(attn.head_dim // 2)

@@ -53,6 +53,7 @@ inline constexpr P inter = P::interleaved;
 inline constexpr std::array<architecture, 149> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
+     .hf_aliases = "aria_text,aria",
      .gguf_arch = "llama",
      .gguf_layout = inter,
      .sources = "models/llama/modeling_llama.py (rotate_half on halves); convert_hf_to_gguf.py LlamaModel.permute; "

@@ -39,9 +39,10 @@ inline std::optional<vision_spec> rule_vision(const context& c) {
   const std::string type = given.string("model_type").value_or("");
   const vision_tower* t = find_vision_tower(type, c.v.reported_type);
   if (!t) {
-    c.warn(prefix + "model_type \"" + type +
-           "\": not a rotary vision tower posenc loads (Pixtral, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Llama 4); no "
-           "vision section");
+    std::string known;
+    for (const vision_tower& v : vision_towers) known += (known.empty() ? "" : ", ") + std::string(v.name);
+    c.warn(prefix + "model_type \"" + type + "\": not a rotary vision tower posenc loads (" + known +
+           "); no vision section");
     return std::nullopt;
   }
   config_value keys = c.v.vision;
