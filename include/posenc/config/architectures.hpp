@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 149> table{{
+inline constexpr std::array<architecture, 150> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .hf_aliases = "aria_text,aria",
@@ -641,6 +641,17 @@ inline constexpr std::array<architecture, 149> table{{
                 "sliding_window 512 on the sliding_attention layers, layer_types all full_attention by default; "
                 "class-default rope_parameters per layer type: full theta 500000 on half the dims, sliding theta "
                 "10000 on all; every layer rotates with its type's; legacy keys are not converted)"},
+    {.family = "Mellum",
+     .hf_model_type = "mellum",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_head_dim = 128,
+     .default_window = 1024,
+     .default_rope_parameters = "full_attention.rope_type=default,full_attention.rope_theta=500000.0,"
+                                "sliding_attention.rope_type=default,sliding_attention.rope_theta=10000.0",
+     .sources = "models/mellum/modular_mellum.py transformers@decba1d2 (head_dim 128, sliding_window 1024 on the "
+                "sliding_attention layers, layer_types all full_attention by default, class-default rope_parameters "
+                "per layer type: full theta 500000, sliding theta 10000; Qwen3MoeAttention with Laguna's rotary "
+                "embedding; legacy keys are not converted)"},
     {.family = "CWM",
      .hf_model_type = "cwm",
      .default_theta = 1000000,
