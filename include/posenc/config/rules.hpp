@@ -202,9 +202,9 @@ inline std::vector<double> rule_layer_thetas(const context& c, bool rope, int n)
   detail::require(list->size() == static_cast<std::size_t>(n), c.v.name("layer_rope_theta"), list->size(),
                   c.v.name("num_hidden_layers") + " = " + std::to_string(n) + " entries");
   for (std::size_t i = 0; i < list->size(); ++i)
-    if (!std::isfinite((*list)[i]) || (*list)[i] < 0)
+    if ((*list)[i] != 0 && !(std::isfinite((*list)[i]) && (*list)[i] > 1))  // a RoPE base is finite and > 1
       throw config_error(c.v.name("layer_rope_theta") + "[" + std::to_string(i) + "]", detail::to_text((*list)[i]),
-                         "0 (NoPE) or a positive base");
+                         "0 (NoPE) or a finite base > 1");
   return *list;
 }
 

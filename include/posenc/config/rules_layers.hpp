@@ -498,6 +498,17 @@ inline std::vector<bool> dense_prefix_layers(const context& c, int n) {
   return dense;
 }
 
+/// OLMo Hybrid: the base written as null (top level or in rope_parameters) and given nowhere (the rope entries
+/// hold the non-null members only).
+inline bool written_null_theta(const context& c) {
+  const bool given = c.top().has("rope_theta") ||
+                     std::any_of(c.v.rope.begin(), c.v.rope.end(),
+                                 [](const rope_entry& e) { return e.params.find("rope_theta") != nullptr; });
+  const config_value* rp = c.v.keys.find("rope_parameters");
+  const config_value* own = rp && rp->is_object() ? rp->find("rope_theta") : nullptr;
+  return !given && (c.v.present("rope_theta") || (own && own->is_null()));
+}
+
 /// Whether each layer rotates: a RoPE model's softmax layers, minus the family's NoPE layers.
 inline std::vector<bool> rule_nope(const context& c, bool rope, const kinds_t& kinds, std::vector<bool> rotating,
                                    const std::optional<std::int64_t>& window) {
@@ -510,15 +521,7 @@ inline std::vector<bool> rule_nope(const context& c, bool rope, const kinds_t& k
   const std::vector<bool> forced = rule == nope_rule::non_sliding_or_dense_prefix && !c.v.gguf()
                                        ? dense_prefix_layers(c, static_cast<int>(kinds.size()))
                                        : std::vector<bool>(kinds.size(), false);
-  // OLMo Hybrid: the base written as null (top level or in rope_parameters) and given nowhere (the rope entries
-  // hold the non-null members only)
-  const config_value* rp = c.v.keys.find("rope_parameters");
-  const config_value* rp_theta = rp && rp->is_object() ? rp->find("rope_theta") : nullptr;
-  const bool theta_given = c.top().has("rope_theta") ||
-                           std::any_of(c.v.rope.begin(), c.v.rope.end(),
-                                       [](const rope_entry& e) { return e.params.find("rope_theta") != nullptr; });
-  const bool theta_null =
-      rule == nope_rule::null_theta && !theta_given && (c.v.present("rope_theta") || (rp_theta && rp_theta->is_null()));
+  const bool theta_null = rule == nope_rule::null_theta && written_null_theta(c);
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     const bool sliding = kinds[i] == layer_attention::sliding;
     bool r = rope && is_softmax(kinds[i]) && rotating[i] && !theta_null;
