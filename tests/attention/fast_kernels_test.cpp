@@ -38,8 +38,10 @@ std::vector<isa> isas_here() {
 }
 
 template <class T, class E>
-void compare_to_scalar(isa which, const fast_shape& s, const posenc::attention_options& o, const E& enc) {
-  const fast_inputs<T> in(s, 77);
+void compare_to_scalar(isa which, const fast_shape& s, const posenc::attention_options& o, const E& enc,
+                       bool head_major = false) {
+  fast_inputs<T> in(s, 77);
+  in.head_major_kv = head_major;
   // the exact kernels of every ISA (the AVX512_BF16 ones, the default for bfloat16 K/V where the CPU has
   // them, round q and p: fast_bf16_dot_test.cpp checks them against sdpa within their own bound)
   const posenc::fast_attention_options exact{.bf16_dot_products = false};
@@ -55,7 +57,8 @@ void compare_to_scalar(isa which, const fast_shape& s, const posenc::attention_o
   }
   const posenc::attention_mask mask(o, s.B, s.Sq, s.Sk);
   const double A = logit_bound(in, enc, o, mask);
-  INFO(posenc::kernels::isa_name(which) << " Sq " << s.Sq << " Sk " << s.Sk << " D " << s.D << " Dv " << s.Dv);
+  INFO(posenc::kernels::isa_name(which) << " Sq " << s.Sq << " Sk " << s.Sk << " Hq " << s.Hq << " Hkv " << s.Hkv
+                                        << " D " << s.D << " Dv " << s.Dv << " head-major " << head_major);
   POSENC_CHECK_CLOSE(got, ref, 2 * fast_bound * (1 + A) * in.vmax(), 0);
 }
 
@@ -294,6 +297,23 @@ TEST_CASE("fast kernels: every ISA's attention agrees with the scalar kernels", 
                                          false);
     }
   }
+}
+
+TEST_CASE("fast kernels: head-major decode, key tiles read as four runs side by side, agrees with the scalar kernels",
+          "[fast][kernels]") {
+  // Tiles of 256 keys as four runs of 64 (a last tile of 232 as four of 58, of 45 as one run); 3, 4 and
+  // 8 query rows per kv head (rows4x4 takes blocks of 4: with 3 the scores go token by token, the PV
+  // sums still by runs); D and Dv with tails of every vector width.
+  for (isa which : isas_here())
+    for (const fast_shape s : {fast_shape{.B = 1, .Sq = 1, .Sk = 1000, .Hq = 8, .Hkv = 2, .D = 100, .Dv = 88},
+                               fast_shape{.B = 2, .Sq = 1, .Sk = 301, .Hq = 6, .Hkv = 2, .D = 64, .Dv = 72},
+                               fast_shape{.B = 1, .Sq = 1, .Sk = 520, .Hq = 16, .Hkv = 2, .D = 128, .Dv = 128}}) {
+      const posenc::attention_options o{.causal = true};
+      const auto enc = posenc::alibi({.num_heads = s.Hq});
+      compare_to_scalar<float>(which, s, o, enc, true);
+      compare_to_scalar<posenc::float16>(which, s, o, enc, true);
+      compare_to_scalar<posenc::bfloat16>(which, s, o, enc, true);
+    }
 }
 
 // The decode kernels' prefetch hint (fast/prefetch.hpp) against the vendor and family Linux reports

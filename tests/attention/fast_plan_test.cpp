@@ -84,6 +84,35 @@ TEST_CASE("plan: decode reads K/V in place, every kv head per item, keys cut int
   CHECK(h.ngs == 8);
   CHECK(h.items == 8);
   CHECK(h.chunks == 1);
+  CHECK(h.TK == 64);  // kernels that read a tile as one run only
+  CHECK(h.runs == 1);
+
+  // Kernels that read a tile as four runs side by side: tiles of 256 keys, or of the largest divisor
+  // of split_keys up to 256 (key chunks keep their size); never on paged blocks or dot-product records.
+  hm.side_by_side = true;
+  const fd::plan r = plan_of(hm);
+  CHECK(r.TK == 256);
+  CHECK(r.runs == 4);
+  CHECK(r.nkt == 128);
+  CHECK(plan_of(hm, {}, {.split_keys = 192}).TK == 64);
+  CHECK(plan_of(hm, {}, {.split_keys = 384}).TK == 128);
+  hm.Sk = 8192;  // one kv head: chunks of split_keys keys, whole tiles each
+  hm.Hq = 4;
+  hm.Hkv = 1;
+  const fd::plan c = plan_of(hm, {}, {.split_keys = 1024});
+  CHECK(c.chunks == 8);
+  CHECK(c.chunk_tiles == 4);
+  fd::plan_input paged = hm;
+  paged.paged = true;
+  CHECK(plan_of(paged).runs == 1);
+  CHECK(plan_of(paged).TK == 64);
+  fd::plan_input tm = hm;
+  tm.k_head_major = false;
+  CHECK(plan_of(tm).runs == 1);
+  fd::plan_input dot = hm;
+  dot.k_bf16 = dot.v_bf16 = dot.bf16_dot_kernels = true;
+  CHECK(plan_of(dot).runs == 1);
+  CHECK(plan_of(dot, {}, {.bf16_dot_products = false}).runs == 4);
 }
 
 TEST_CASE("plan: the prefill / decode threshold is 16 rows sharing a K/V tile", "[attention][fast][plan]") {

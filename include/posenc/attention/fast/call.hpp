@@ -200,11 +200,13 @@ template <class TK, class TV>
           .k_dim_unit = k.view.dim_contiguous(),
           .v_dim_unit = v.view.dim_contiguous(),
           .k_head_major = k.stride(axis::head) > k.stride(axis::token),
+          .paged = k.block_size > 0,
           .k_bf16 = std::is_same_v<TK, bfloat16>,
           .v_bf16 = std::is_same_v<TV, bfloat16>,
           .bf16_dot_kernels = kern.bf16_dot.usable(),
           .k_q8 = is_q8_0<TK>,
-          .q8_dot_kernels = kern.q8_0_dot.usable()};
+          .q8_dot_kernels = kern.q8_0_dot.usable(),
+          .side_by_side = kern.storage<TK>().side_by_side && kern.storage<TV>().side_by_side};
 }
 
 /// A workspace scratch slot for one running work item, given back on scope exit.

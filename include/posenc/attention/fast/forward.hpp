@@ -590,6 +590,7 @@ kernels::tile_rows<TV> decode_qk(const forward_call<E, TK, TV>& c, const item_st
   const kernels::tile_rows<TK> kr = decode_tile(c.k, b, j0, nk, g, p.gpi, p.D, sc.k_stage);
   const kernels::tile_rows<TV> vr = decode_tile(c.v, b, j0, nk, g, p.gpi, p.Dv, sc.v_stage);
   a.s = {it.s, p.TK};
+  a.runs = p.runs;
   a.v = vr.p;
   a.v_token_bytes = vr.token_stride * elem;
   a.v_head_bytes = vr.head_stride * elem;
@@ -641,6 +642,7 @@ void decode_pv(const forward_call<E, TK, TV>& c, const item_state& it, attention
     return;
   }
   kernels::pv_in_place x = rows(it.s, TK_, it.Rg, it.o, dvp);
+  x.runs = p.runs;
   if (next < p.Sk && c.k.run(next) >= nn) x.k_next = c.k.row(b, next, g), x.k_next_bytes = nn * c.k.token_bytes();
   c.v_ops.pv(x, vr);
 }

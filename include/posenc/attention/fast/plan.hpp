@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <utility>
@@ -32,10 +33,12 @@ struct plan_input {
   std::ptrdiff_t B = 1, Sq = 1, Sk = 1, Hq = 1, Hkv = 1, D = 0, Dv = 0;
   bool k_dim_unit = true, v_dim_unit = true;  // unit dim stride of k / v
   bool k_head_major = false;                  // k's head stride exceeds its token stride ([B, H, S, D])
+  bool paged = false;                         // k and v are blocks of a paged cache
   bool k_bf16 = false, v_bf16 = false;        // bfloat16 storage of k / v
   bool bf16_dot_kernels = false;              // the active kernels have AVX512_BF16 forms (this CPU)
   bool k_q8 = false;                          // q8_0 storage of k
   bool q8_dot_kernels = false;                // the active kernels have a vpdpbusd q8_0 key form
+  bool side_by_side = false;                  // k's and v's records read decode tiles as runs side by side
   bool backward = false;                      // the plan of a backward: packed tiles, no key chunks
 };
 
@@ -56,6 +59,7 @@ struct plan {
   std::ptrdiff_t B = 0, Sq = 0, Sk = 0, Hq = 0, Hkv = 0, G = 1, D = 0, Dv = 0;
   std::ptrdiff_t dvp = 0;  // Dv padded to 64 (output rows, packed V rows)
   int TQ = 1, TK = 64;     // query tokens, keys per tile
+  int runs = 1;            // decode: a tile's keys read as this many runs side by side (1 or 4)
   std::ptrdiff_t nqt = 0, nkt = 0;
   kv_path path = kv_path::prefill;
   std::ptrdiff_t gpi = 1, ngs = 0;  // kv heads per work item, kv-head sets
@@ -166,6 +170,15 @@ struct plan {
   p.merge_o = !prefill && in.v_bf16 && !p.dot_pv;
   // Decode: V rows prefetched during QK^T stay in L2 for PV at 64 keys (16 / 32 / 128: no faster).
   p.TK = prefill ? f.key_tile : 64;
+  // Head-major decode: one head's K (then V) rows are one run per tile; read as four runs side by side,
+  // a tile of 256 keys, the kernels keep four prefetch streams going (1.2x the one-core rate from DRAM;
+  // 128, 512 and 1024 keys: no faster). The tile divides split_keys, so key chunks keep their size.
+  // Not on paged blocks (read block by block, in the order and tiles of a contiguous token-major
+  // cache: bit for bit its result) nor on the dot-product records.
+  if (!prefill && in.k_head_major && !in.paged && in.side_by_side && !p.dot_qk && !p.dot_pv && !p.dot_q8) {
+    p.TK = static_cast<int>(std::gcd<std::ptrdiff_t>(256, f.split_keys));
+    p.runs = 4;
+  }
   p.nkt = (p.Sk + p.TK - 1) / p.TK;
   p.ngs = p.Hkv / p.gpi;
   p.rows_max = p.gpi * p.G * std::min<std::ptrdiff_t>(p.TQ, p.Sq);

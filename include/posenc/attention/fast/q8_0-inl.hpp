@@ -38,7 +38,8 @@ struct qk_q8 {
     store_sums4(a, b, scale, out);
   }
 
-  POSENC_FORCE_INLINE void rows4x4(int r, const block_q8_0* k, std::ptrdiff_t ks, float* out, std::ptrdiff_t os) const {
+  POSENC_FORCE_INLINE void rows4x4(int r, const block_q8_0* k, std::ptrdiff_t ks, float* out, std::ptrdiff_t os,
+                                   std::ptrdiff_t cs = 1) const {
     const float* qr[4] = {q[r], q[r + 1], q[r + 2], q[r + 3]};
     vf acc[4][4];
     fill_block(acc, set(0.0f));
@@ -60,7 +61,7 @@ struct qk_q8 {
         }
       }
     }
-    store_sums4x4(acc, scale, out, os);
+    store_sums4x4(acc, scale, out, os, cs);
   }
 
   [[nodiscard]] POSENC_FORCE_INLINE float row1(int r, const block_q8_0* k) const {
@@ -83,18 +84,21 @@ static inline void qk_heads_q8(const qk_in_place& a, const tile_rows<block_q8_0>
 }
 
 // The in-place PV over q8_0 values: NR rows x chunks of NV vectors (one block on AVX2 / AVX-512, half
-// or a quarter of one below), each o column accumulating p[r][j] v[j][c] over j in order, as
-// pv_direct_block does (the column blocking does not change any column's sums).
+// or a quarter of one below), each o column accumulating p[r][j] v[j][c] over j in pv_direct_block's
+// order (the column blocking does not change any column's sums).
 struct pv_q8_rows {
   static constexpr int NV = 4 * FL <= 32 ? 4 : 32 / FL;
+  int runs = 1;  // pv_in_place::runs
   template <int NR>
   POSENC_FORCE_INLINE void run(const float* p, std::ptrdiff_t ps, const block_q8_0* v, std::ptrdiff_t vs, int n, int Dv,
                                float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) const {
     for (int c = 0; c < Dv; c += NV * FL, pf = 0) {
       vf acc[NR][NV];
       load_block(acc, o + c, os);
-      for (int j = 0; j < n; ++j) {
-        if (pf != 0) prefetch_l2(pf + static_cast<std::uintptr_t>(j * pf_step), pf_step);
+      const int L = runs == 4 && n % 4 == 0 ? n / 4 : 0;
+      for (int x = 0; x < n; ++x) {
+        if (pf != 0) prefetch_l2(pf + static_cast<std::uintptr_t>(x * pf_step), pf_step);
+        const int j = L == 0 ? x : (x & 3) * L + (x >> 2);
         const block_q8_0& blk = v[j * vs + c / 32];
         const vf sc = set(blk.d);
         vf vv[NV];
@@ -113,7 +117,7 @@ struct pv_q8_rows {
 };
 
 static inline void pv_heads_q8(const pv_in_place& a, const tile_rows<block_q8_0>& v) {
-  pv_by_head(pv_q8_rows{}, a, v);
+  pv_by_head(pv_q8_rows{.runs = a.runs}, a, v);
 }
 
 // Prefill packing of a q8_0 key tile (pack_kt's FL x FL transposes on dequantised vectors) and value tile.

@@ -167,10 +167,22 @@ static POSENC_FORCE_INLINE void fma_pair4(const float* const (&q)[4], int d, vf 
 static POSENC_FORCE_INLINE void store_sums4(const vf (&a)[4], const vf (&b)[4], float scale, float* out) {
   hsum4(add(a[0], b[0]), add(a[1], b[1]), add(a[2], b[2]), add(a[3], b[3]), scale, out);
 }
-// Four keys x four query rows (acc[t][i]: key t, row i): row i's four sums, scaled, to out + i os.
-static POSENC_FORCE_INLINE void store_sums4x4(const vf (&acc)[4][4], float scale, float* out, std::ptrdiff_t os) {
+// Four keys x four query rows (acc[t][i]: key t, row i): row i's four sums, scaled, to out + i os, key t's
+// at t cs (cs 1: one store per row).
+static POSENC_FORCE_INLINE void store_sums4x4(const vf (&acc)[4][4], float scale, float* out, std::ptrdiff_t os,
+                                              std::ptrdiff_t cs = 1) {
+  if (cs == 1) {
 #pragma GCC unroll 4
-  for (int i = 0; i < 4; ++i) hsum4(acc[0][i], acc[1][i], acc[2][i], acc[3][i], scale, out + i * os);
+    for (int i = 0; i < 4; ++i) hsum4(acc[0][i], acc[1][i], acc[2][i], acc[3][i], scale, out + i * os);
+    return;
+  }
+  alignas(16) float t[4];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    hsum4(acc[0][i], acc[1][i], acc[2][i], acc[3][i], scale, t);
+#pragma GCC unroll 4
+    for (int x = 0; x < 4; ++x) out[i * os + x * cs] = t[x];
+  }
 }
 
 // y[j] = f(x[j]) for j < n (y may be x), FL values at a time, the tail through a zero-filled buffer.
@@ -462,8 +474,9 @@ struct qk_widen {
 
   // Four keys (k + t ks, t < 4: one head's rows of four tokens) against the same four query rows: each q
   // vector is loaded once for the four keys, a quarter of rows4's q loads. Row r + i's four scores go to
-  // out + i os, out[i os + t] for key t (one reduce4 per row: four contiguous floats, no scalar stores).
-  POSENC_FORCE_INLINE void rows4x4(int r, const T* k, std::ptrdiff_t ks, float* out, std::ptrdiff_t os) const {
+  // out + i os, out[i os + t cs] for key t (cs 1: one reduce4 per row, four contiguous floats).
+  POSENC_FORCE_INLINE void rows4x4(int r, const T* k, std::ptrdiff_t ks, float* out, std::ptrdiff_t os,
+                                   std::ptrdiff_t cs = 1) const {
     const float* qr[4] = {q[r], q[r + 1], q[r + 2], q[r + 3]};
     vf acc[4][4];
     fill_block(acc, set(0.0f));
@@ -498,7 +511,7 @@ struct qk_widen {
         for (int i = 0; i < 4; ++i) acc[t][i] = fma(load_tail(qr[i] + d, n), x, acc[t][i]);
       }
     }
-    store_sums4x4(acc, scale, out, os);
+    store_sums4x4(acc, scale, out, os, cs);
   }
 
   [[nodiscard]] POSENC_FORCE_INLINE float row1(int r, const T* k) const {
@@ -530,6 +543,33 @@ struct qk_widen {
 // are full: measured 1.2-1.3x slower at DRAM size); the PV pass after this tile reads them head by head
 // from L2.
 static constexpr int k_ahead = 16;
+// The tile as four runs of L = n / 4 keys read side by side (qk_in_place::runs): keys m, m + L, m + 2L,
+// m + 3L in one rows4x4 block, their scores stored in key order. Four hardware-prefetch streams advance
+// together, which one head's rows read in a single run do not give the memory (the head-major read loop
+// of bench/fast_attention_bench.cpp: 4 streams over 256-key tiles read ~1.2x faster than 1). Each run's
+// K rows run_ahead keys ahead and the V rows of the block's keys are asked for into L2, as below.
+static constexpr int run_ahead = 4;
+template <class T, class Kern>
+static inline void qk_side_by_side(const Kern& kern, const qk_in_place& a, const tile_rows<T>& rows) {
+  const int Rg = a.q.per_head, heads = a.q.heads, L = rows.keys / 4;
+  const std::ptrdiff_t ks = rows.token_stride, hs = rows.head_stride, ss = a.s.stride, rs = L * ks;
+  constexpr auto eb = static_cast<std::ptrdiff_t>(sizeof(T));
+  const auto kb = reinterpret_cast<std::uintptr_t>(rows.p), va = reinterpret_cast<std::uintptr_t>(a.v);
+  for (int m = 0; m < L; ++m)
+    for (int gi = 0; gi < heads; ++gi) {
+      for (int t = 0; t < 4; ++t) {
+        if (t < 3 || m + run_ahead < L + a.k_more)  // the last run's rows ahead: not past the run
+          prefetch_l2(kb + static_cast<std::uintptr_t>(((m + run_ahead) * ks + t * rs + gi * hs) * eb),
+                      ks * eb / heads);
+        if (a.v != nullptr)
+          prefetch_l2(va + static_cast<std::uintptr_t>((m + t * L) * a.v_token_bytes + gi * a.v_head_bytes),
+                      a.v_row_bytes);
+      }
+      for (int r = gi * Rg; r < (gi + 1) * Rg; r += 4)
+        kern.rows4x4(r, rows.p + m * ks + gi * hs, rs, a.s.p + r * ss + m, ss, L);
+    }
+}
+
 template <class T, class Kern>
 static inline void qk_by_token(const Kern& kern, const qk_in_place& a, const tile_rows<T>& rows) {
   const int Rg = a.q.per_head, heads = a.q.heads, n = rows.keys, k_more = a.k_more;
@@ -541,6 +581,12 @@ static inline void qk_by_token(const Kern& kern, const qk_in_place& a, const til
   const auto va = reinterpret_cast<std::uintptr_t>(pv);
   int j0 = 0;
   if constexpr (requires(float* o) { kern.rows4x4(0, k, ks, o, ss); }) {
+    if constexpr (requires(float* o) { kern.rows4x4(0, k, ks, o, ss, ss); }) {
+      if (a.runs == 4 && n % 4 == 0 && Rg % 4 == 0) {
+        qk_side_by_side(kern, a, rows);
+        return;
+      }
+    }
     for (; j0 + 4 <= n; j0 += 4) {  // four tokens at a time: one head's four key rows per query block
       const T* kj = k + j0 * ks;
       const auto ka = reinterpret_cast<std::uintptr_t>(k) +
@@ -582,14 +628,15 @@ static inline void qk_heads(const qk_in_place& a, const tile_rows<T>& k) {
 }
 
 // Up to 4 rows x one block of NV vectors of Dv, values read in place (NV even: in pairs, so o's block
-// is in pair order).
+// is in pair order); L > 0: the n keys as four runs of L side by side (qk_side_by_side's order).
 template <class T, int NR, int NV>
 static inline void pv_direct_block(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, float* o,
-                                   std::ptrdiff_t os, std::uintptr_t pf = 0, std::ptrdiff_t pf_step = 0) {
+                                   std::ptrdiff_t os, std::uintptr_t pf = 0, std::ptrdiff_t pf_step = 0, int L = 0) {
   vf acc[NR][NV];
   load_block(acc, o, os);
-  for (int j = 0; j < n; ++j) {
-    if (pf != 0) prefetch_l2(pf + static_cast<std::uintptr_t>(j * pf_step), pf_step);
+  for (int x = 0; x < n; ++x) {
+    if (pf != 0) prefetch_l2(pf + static_cast<std::uintptr_t>(x * pf_step), pf_step);
+    const int j = L == 0 ? x : (x & 3) * L + (x >> 2);  // four runs of L keys side by side
     vf vv[NV];
     if constexpr (NV % 2 == 0) {
 #pragma GCC unroll 4
@@ -610,14 +657,15 @@ static inline void pv_direct_block(const float* p, std::ptrdiff_t ps, const T* v
 
 template <class T, int NR>
 static inline void pv_direct_rows(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, int Dv,
-                                  float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
+                                  float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step, int L = 0) {
   int c = 0;
-  for (; c + 4 * FL <= Dv; c += 4 * FL, pf = 0) pv_direct_block<T, NR, 4>(p, ps, v + c, vs, n, o + c, os, pf, pf_step);
-  if (c + 2 * FL <= Dv) pv_direct_block<T, NR, 2>(p, ps, v + c, vs, n, o + c, os), c += 2 * FL;
-  for (; c + FL <= Dv; c += FL) pv_direct_block<T, NR, 1>(p, ps, v + c, vs, n, o + c, os);
+  for (; c + 4 * FL <= Dv; c += 4 * FL, pf = 0)
+    pv_direct_block<T, NR, 4>(p, ps, v + c, vs, n, o + c, os, pf, pf_step, L);
+  if (c + 2 * FL <= Dv) pv_direct_block<T, NR, 2>(p, ps, v + c, vs, n, o + c, os, 0, 0, L), c += 2 * FL;
+  for (; c + FL <= Dv; c += FL) pv_direct_block<T, NR, 1>(p, ps, v + c, vs, n, o + c, os, 0, 0, L);
   if (c < Dv) {  // tail columns: o is padded, values are widened one by one
-    for (int j = 0; j < n; ++j)
-      for (int r = 0; r < NR; ++r) {
+    for (int x = 0; x < n; ++x)
+      for (int r = 0, j = L == 0 ? x : (x & 3) * L + (x >> 2); r < NR; ++r) {
         const float pj = p[r * ps + j];
         for (int i = c; i < Dv; ++i) o[r * os + i] += pj * static_cast<float>(v[j * vs + i]);
       }
@@ -654,16 +702,17 @@ static inline void pv_by_head(Rows rows, const pv_in_place& args, const tile_row
 
 template <class T>
 struct pv_widen_rows {
+  int runs = 1;  // pv_in_place::runs
   template <int NR>
   POSENC_FORCE_INLINE void run(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, int Dv,
                                float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) const {
-    pv_direct_rows<T, NR>(p, ps, v, vs, n, Dv, o, os, pf, pf_step);
+    pv_direct_rows<T, NR>(p, ps, v, vs, n, Dv, o, os, pf, pf_step, runs == 4 && n % 4 == 0 ? n / 4 : 0);
   }
 };
 
 template <class T>
 static inline void pv_heads(const pv_in_place& a, const tile_rows<T>& v) {
-  pv_by_head(pv_widen_rows<T>{}, a, v);
+  pv_by_head(pv_widen_rows<T>{a.runs}, a, v);
 }
 
 #include <posenc/attention/fast/q8_0-inl.hpp>  // the q8_0 K/V kernels, over the traversals above
@@ -678,7 +727,8 @@ static constexpr storage_kernels<T> widening_kernels() {
           .qk = &qk_heads<T>,
           .pv = &pv_heads<T>,
           .prep_q = pairs ? &split_q : nullptr,
-          .finish_o = pairs ? &merge_o : nullptr};
+          .finish_o = pairs ? &merge_o : nullptr,
+          .side_by_side = true};
 }
 
 /// This target's attention kernels (fast/tile_kernels.hpp), the one place that fills the table: the
@@ -686,23 +736,25 @@ static constexpr storage_kernels<T> widening_kernels() {
 /// adds in dot_forms (declared before this file is included; empty where the target has none).
 /// One indirect call per tile, never per score.
 static constexpr attention_kernels make_attention_kernels() {
-  attention_kernels t{.tiles = {.qk_packed = &qk_packed,
-                                .pv_packed = &pv_packed,
-                                .row_max = &row_max,
-                                .exp_sum = &exp_sum,
-                                .row_max_add = &row_max_add,
-                                .exp_sum_add = &exp_sum_add,
-                                .scale_row = &scale_row,
-                                .add_row = &add_row,
-                                .add_const = &add_const,
-                                .softcap = &softcap_row,
-                                .exp = &exp_block,
-                                .tanh = &tanh_block,
-                                .lanes = FL},
-                      .f32 = widening_kernels<float>(),
-                      .bf16 = widening_kernels<bfloat16>(),
-                      .f16 = widening_kernels<float16>(),
-                      .q8_0 = {.pack_kt = &pack_kt_q8, .pack_v = &pack_v_q8, .qk = &qk_heads_q8, .pv = &pv_heads_q8}};
+  attention_kernels t{
+      .tiles = {.qk_packed = &qk_packed,
+                .pv_packed = &pv_packed,
+                .row_max = &row_max,
+                .exp_sum = &exp_sum,
+                .row_max_add = &row_max_add,
+                .exp_sum_add = &exp_sum_add,
+                .scale_row = &scale_row,
+                .add_row = &add_row,
+                .add_const = &add_const,
+                .softcap = &softcap_row,
+                .exp = &exp_block,
+                .tanh = &tanh_block,
+                .lanes = FL},
+      .f32 = widening_kernels<float>(),
+      .bf16 = widening_kernels<bfloat16>(),
+      .f16 = widening_kernels<float16>(),
+      .q8_0 = {
+          .pack_kt = &pack_kt_q8, .pack_v = &pack_v_q8, .qk = &qk_heads_q8, .pv = &pv_heads_q8, .side_by_side = true}};
   dot_forms(t);
   return t;
 }

@@ -51,7 +51,8 @@ struct query_rows {
 /// In-place QK^T: s[gi per_head + r][j] = scale q_{gi per_head + r} . k_{j, gi} for every key j of
 /// the tile. The V rows of the tile's tokens (v: base of key 0, head 0, or null; strides in bytes,
 /// v_row_bytes per row) are asked for into L2 beside their keys, and K rows up to k_more keys past
-/// the tile (the rest of its run) ahead of them.
+/// the tile (the rest of its run) ahead of them. runs 4 (a record with side_by_side): the tile's keys
+/// may be read as four equal runs side by side; the scores are the same.
 struct qk_in_place {
   query_rows q{};
   float scale = 1;
@@ -59,16 +60,20 @@ struct qk_in_place {
   const void* v = nullptr;
   std::ptrdiff_t v_token_bytes = 0, v_head_bytes = 0, v_row_bytes = 0;
   int k_more = 0;
+  int runs = 1;
 };
 
 /// In-place PV: o[gi per_head + r][c] += sum_j p[gi per_head + r][j] v_{j, gi}[c], c < dim. The next
 /// key tile's K rows (k_next_bytes bytes from k_next, or none) are asked for into L2 meanwhile.
+/// runs 4 (a record with side_by_side): the keys may be summed as four equal runs side by side (key
+/// m of each run, then m + 1), a different order of the same sum.
 struct pv_in_place {
   float_rows<const float> p{};
   int per_head = 0, heads = 0, dim = 0;
   float_rows<float> o{};
   const void* k_next = nullptr;
   std::ptrdiff_t k_next_bytes = 0;
+  int runs = 1;
 };
 
 /// QK^T on a packed key tile: s[r][j] = scale q_r . kt[.][j] for j < kt.stride (a multiple of 64;
@@ -136,6 +141,8 @@ struct storage_kernels {
   void (*finish_o)(float* o, int dim) = nullptr;
   // the CPU extension the record's code needs beyond its target (none: the target's own)
   extension needs = extension::none;
+  // qk and pv take runs = 4 (qk_in_place, pv_in_place); others read every tile as one run
+  bool side_by_side = false;
 
   /// The record has code here and this CPU runs it.
   [[nodiscard]] bool usable() const noexcept { return qk != nullptr && has_extension(needs); }
