@@ -377,7 +377,7 @@ void BM_anchor_read_paged(benchmark::State& state) {
 
 /// The read loop in the head-major decode's order over a cache of range(0) MiB (half K, half V, each
 /// [8 kv heads][32768 tokens][dim] in a bench build): kv head by kv head (one work item each), for each
-/// key tile of `tile` tokens (the decode's 64 in BM_anchor_read_head_major) that head's K rows, then its
+/// key tile of `tile` tokens (the decode's 256 in BM_anchor_read_head_major) that head's K rows, then its
 /// V rows (two contiguous runs read in turns). range(1) threads (64 fixed runs of tiles), the read_anchor
 /// variant of range(2) streams and range(3) bytes of prefetch distance, prefetches crossing into the next
 /// piece. The token-major decode's order is BM_anchor_read_paged's contiguous cache (one block of the
@@ -413,12 +413,11 @@ void read_head_major(benchmark::State& state, std::ptrdiff_t tile) {
 }
 
 void BM_anchor_read_head_major(benchmark::State& state) {
-  read_head_major(state, 64);
+  read_head_major(state, std::min<std::ptrdiff_t>(256, kCached / 8));
 }
 
-/// As BM_anchor_read_head_major with key tiles of range(4) tokens: a tile of 1024 read as 4 streams is
-/// a shape a head-major decode could take (four runs of one head's keys side by side, each 128 KiB);
-/// not an anchor of any target.
+/// As BM_anchor_read_head_major with key tiles of range(4) tokens, read as 1 or 4 streams (the decode
+/// reads its 256-token tiles as four runs side by side); not an anchor of any target.
 void BM_anchor_read_head_major_tile(benchmark::State& state) {
   read_head_major(state, std::min<std::ptrdiff_t>(state.range(4), kCached / 8));  // >= 64 runs in a smoke build
 }
