@@ -95,10 +95,10 @@ struct pv_q8_rows {
     for (int c = 0; c < Dv; c += NV * FL, pf = 0) {
       vf acc[NR][NV];
       load_block(acc, o + c, os);
-      const int L = runs == 4 && n % 4 == 0 ? n / 4 : 0;
+      const int L = run_length(runs, n);
       for (int x = 0; x < n; ++x) {
         if (pf != 0) prefetch_l2(pf + static_cast<std::uintptr_t>(x * pf_step), pf_step);
-        const int j = L == 0 ? x : (x & 3) * L + (x >> 2);
+        const int j = run_key(x, L);
         const block_q8_0& blk = v[j * vs + c / 32];
         const vf sc = set(blk.d);
         vf vv[NV];

@@ -543,6 +543,14 @@ struct qk_widen {
 // are full: measured 1.2-1.3x slower at DRAM size); the PV pass after this tile reads them head by head
 // from L2.
 static constexpr int k_ahead = 16;
+// The PV side of qk_side_by_side's order: a tile of n keys read with `runs` (pv_in_place::runs) is four
+// runs of run_length keys (0: one run), and its x-th key in that order is run_key(x, L).
+static POSENC_FORCE_INLINE int run_length(int runs, int n) {
+  return runs == 4 && n % 4 == 0 ? n / 4 : 0;
+}
+static POSENC_FORCE_INLINE int run_key(int x, int L) {
+  return L == 0 ? x : (x & 3) * L + (x >> 2);
+}
 // The tile as four runs of L = n / 4 keys read side by side (qk_in_place::runs): keys m, m + L, m + 2L,
 // m + 3L in one rows4x4 block, their scores stored in key order. Four hardware-prefetch streams advance
 // together, which one head's rows read in a single run do not give the memory (the head-major read loop
@@ -582,7 +590,7 @@ static inline void qk_by_token(const Kern& kern, const qk_in_place& a, const til
   int j0 = 0;
   if constexpr (requires(float* o) { kern.rows4x4(0, k, ks, o, ss); }) {
     if constexpr (requires(float* o) { kern.rows4x4(0, k, ks, o, ss, ss); }) {
-      if (a.runs == 4 && n % 4 == 0 && Rg % 4 == 0) {
+      if (run_length(a.runs, n) > 0 && Rg % 4 == 0) {
         qk_side_by_side(kern, a, rows);
         return;
       }
@@ -636,7 +644,7 @@ static inline void pv_direct_block(const float* p, std::ptrdiff_t ps, const T* v
   load_block(acc, o, os);
   for (int x = 0; x < n; ++x) {
     if (pf != 0) prefetch_l2(pf + static_cast<std::uintptr_t>(x * pf_step), pf_step);
-    const int j = L == 0 ? x : (x & 3) * L + (x >> 2);  // four runs of L keys side by side
+    const int j = run_key(x, L);
     vf vv[NV];
     if constexpr (NV % 2 == 0) {
 #pragma GCC unroll 4
@@ -665,7 +673,7 @@ static inline void pv_direct_rows(const float* p, std::ptrdiff_t ps, const T* v,
   for (; c + FL <= Dv; c += FL) pv_direct_block<T, NR, 1>(p, ps, v + c, vs, n, o + c, os, 0, 0, L);
   if (c < Dv) {  // tail columns: o is padded, values are widened one by one
     for (int x = 0; x < n; ++x)
-      for (int r = 0, j = L == 0 ? x : (x & 3) * L + (x >> 2); r < NR; ++r) {
+      for (int r = 0, j = run_key(x, L); r < NR; ++r) {
         const float pj = p[r * ps + j];
         for (int i = c; i < Dv; ++i) o[r * os + i] += pj * static_cast<float>(v[j * vs + i]);
       }
@@ -706,7 +714,7 @@ struct pv_widen_rows {
   template <int NR>
   POSENC_FORCE_INLINE void run(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, int Dv,
                                float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) const {
-    pv_direct_rows<T, NR>(p, ps, v, vs, n, Dv, o, os, pf, pf_step, runs == 4 && n % 4 == 0 ? n / 4 : 0);
+    pv_direct_rows<T, NR>(p, ps, v, vs, n, Dv, o, os, pf, pf_step, run_length(runs, n));
   }
 };
 
