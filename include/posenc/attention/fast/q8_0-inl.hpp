@@ -92,12 +92,13 @@ struct pv_q8_rows {
   template <int NR>
   POSENC_FORCE_INLINE void run(const float* p, std::ptrdiff_t ps, const block_q8_0* v, std::ptrdiff_t vs, int n, int Dv,
                                float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) const {
+    const bool l1 = ::posenc::detail::decode_prefetch_l1();
     for (int c = 0; c < Dv; c += NV * FL, pf = 0) {
       vf acc[NR][NV];
       load_block(acc, o + c, os);
       const int L = run_length(runs, n);
       for (int x = 0; x < n; ++x) {
-        if (pf != 0) prefetch_l2(pf + static_cast<std::uintptr_t>(x * pf_step), pf_step);
+        if (pf != 0) prefetch_l2(l1, pf + static_cast<std::uintptr_t>(x * pf_step), pf_step);
         const int j = run_key(x, L);
         const block_q8_0& blk = v[j * vs + c / 32];
         const vf sc = set(blk.d);

@@ -85,19 +85,26 @@ static inline vf tanh_v(vf x) {
   return pick_gt(ax, lim, big, small);
 }
 
-// Asks for the cache lines of `bytes` bytes at address a into L2, or into L1 and L2 where the CPU
-// decodes faster so (fast/prefetch.hpp). A prefetch never faults, so a may lie past the end of the
-// data; it is an integer for that reason.
-static inline void prefetch_l2(std::uintptr_t a, std::ptrdiff_t bytes) {
+// Asks for the cache lines of `bytes` bytes at address a into L2, or into L1 and L2 (l1: the CPU
+// decodes faster so, fast/prefetch.hpp). A prefetch never faults, so a may lie past the end of the
+// data; it is an integer for that reason. The kernels read l1 once, before their loops: the guard of
+// decode_prefetch_l1's static is a call, around which the compiler keeps no vector register live (in
+// a loop, it saved the accumulators to the stack and back at every step).
+static inline void prefetch_l2(bool l1, std::uintptr_t a, std::ptrdiff_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
-  if (::posenc::detail::decode_prefetch_l1())
-    for (std::ptrdiff_t x = 0; x < bytes; x += 64)
+  // The empty asm: GCC 12 deletes a loop of prefetches whose hint depends on a branch outside it.
+  if (l1)
+    for (std::ptrdiff_t x = 0; x < bytes; x += 64) {
       __builtin_prefetch(reinterpret_cast<const void*>(a + static_cast<std::uintptr_t>(x)), 0, 3);
+      asm volatile("");
+    }
   else
-    for (std::ptrdiff_t x = 0; x < bytes; x += 64)
+    for (std::ptrdiff_t x = 0; x < bytes; x += 64) {
       __builtin_prefetch(reinterpret_cast<const void*>(a + static_cast<std::uintptr_t>(x)), 0, 2);
+      asm volatile("");
+    }
 #else
-  static_cast<void>(a), static_cast<void>(bytes);
+  static_cast<void>(l1), static_cast<void>(a), static_cast<void>(bytes);
 #endif
 }
 
@@ -130,9 +137,13 @@ static inline void merge_o(float* o, int Dv) {
 // The first n (< FL) values of p, zero-filled (tails of rows whose length is not a multiple of FL).
 template <class T>
 static inline vf load_tail(const T* p, int n) {
-  alignas(64) float buf[FL] = {};
-  for (int i = 0; i < n; ++i) buf[i] = static_cast<float>(p[i]);
-  return load(buf);
+  if constexpr (std::is_same_v<T, float>) {
+    return load_n(p, n);
+  } else {
+    alignas(64) float buf[FL] = {};
+    for (int i = 0; i < n; ++i) buf[i] = static_cast<float>(p[i]);
+    return load(buf);
+  }
 }
 
 // A register block of R rows x C vectors: filled with v, loaded from or stored to o (row r at
@@ -559,18 +570,19 @@ static POSENC_FORCE_INLINE int run_key(int x, int L) {
 static constexpr int run_ahead = 4;
 template <class T, class Kern>
 static inline void qk_side_by_side(const Kern& kern, const qk_in_place& a, const tile_rows<T>& rows) {
+  const bool l1 = ::posenc::detail::decode_prefetch_l1();
   const int Rg = a.q.per_head, heads = a.q.heads, L = rows.keys / 4;
   const std::ptrdiff_t ks = rows.token_stride, hs = rows.head_stride, ss = a.s.stride, rs = L * ks;
   constexpr auto eb = static_cast<std::ptrdiff_t>(sizeof(T));
   const auto kb = reinterpret_cast<std::uintptr_t>(rows.p), va = reinterpret_cast<std::uintptr_t>(a.v);
+  const std::ptrdiff_t k_part = ks * eb / heads;
   for (int m = 0; m < L; ++m)
     for (int gi = 0; gi < heads; ++gi) {
       for (int t = 0; t < 4; ++t) {
         if (t < 3 || m + run_ahead < L + a.k_more)  // the last run's rows ahead: not past the run
-          prefetch_l2(kb + static_cast<std::uintptr_t>(((m + run_ahead) * ks + t * rs + gi * hs) * eb),
-                      ks * eb / heads);
+          prefetch_l2(l1, kb + static_cast<std::uintptr_t>(((m + run_ahead) * ks + t * rs + gi * hs) * eb), k_part);
         if (a.v != nullptr)
-          prefetch_l2(va + static_cast<std::uintptr_t>((m + t * L) * a.v_token_bytes + gi * a.v_head_bytes),
+          prefetch_l2(l1, va + static_cast<std::uintptr_t>((m + t * L) * a.v_token_bytes + gi * a.v_head_bytes),
                       a.v_row_bytes);
       }
       for (int r = gi * Rg; r < (gi + 1) * Rg; r += 4)
@@ -580,6 +592,7 @@ static inline void qk_side_by_side(const Kern& kern, const qk_in_place& a, const
 
 template <class T, class Kern>
 static inline void qk_by_token(const Kern& kern, const qk_in_place& a, const tile_rows<T>& rows) {
+  const bool l1 = ::posenc::detail::decode_prefetch_l1();
   const int Rg = a.q.per_head, heads = a.q.heads, n = rows.keys, k_more = a.k_more;
   const T* k = rows.p;
   const std::ptrdiff_t ks = rows.token_stride, hs = rows.head_stride, ss = a.s.stride;
@@ -602,10 +615,10 @@ static inline void qk_by_token(const Kern& kern, const qk_in_place& a, const til
       const std::ptrdiff_t kpart = 4 * ks * static_cast<std::ptrdiff_t>(sizeof(T)) / heads;
       const bool ahead = j0 + k_ahead < n + k_more;  // not past the run (a paged block's end)
       for (int gi = 0; gi < heads; ++gi) {
-        if (ahead) prefetch_l2(ka + static_cast<std::uintptr_t>(gi * kpart), kpart);
+        if (ahead) prefetch_l2(l1, ka + static_cast<std::uintptr_t>(gi * kpart), kpart);
         if (pv != nullptr)
           for (int t = 0; t < 4; ++t)
-            prefetch_l2(va + static_cast<std::uintptr_t>((j0 + t) * pv_ts + gi * pv_hs), pv_bytes);
+            prefetch_l2(l1, va + static_cast<std::uintptr_t>((j0 + t) * pv_ts + gi * pv_hs), pv_bytes);
         const int r0 = gi * Rg;
         int r = 0;
         for (; r + 4 <= Rg; r += 4) kern.rows4x4(r0 + r, kj + gi * hs, ks, s + (r0 + r) * ss + j0, ss);
@@ -617,7 +630,7 @@ static inline void qk_by_token(const Kern& kern, const qk_in_place& a, const til
   for (int j = j0; j < n; ++j) {
     const T* kj = k + j * ks;
     for (int gi = 0; gi < heads; ++gi) {
-      if (pv != nullptr) prefetch_l2(va + static_cast<std::uintptr_t>(j * pv_ts + gi * pv_hs), pv_bytes);
+      if (pv != nullptr) prefetch_l2(l1, va + static_cast<std::uintptr_t>(j * pv_ts + gi * pv_hs), pv_bytes);
       const int r0 = gi * Rg;
       int r = 0;
       for (; r + 4 <= Rg; r += 4) {
@@ -640,10 +653,11 @@ static inline void qk_heads(const qk_in_place& a, const tile_rows<T>& k) {
 template <class T, int NR, int NV>
 static inline void pv_direct_block(const float* p, std::ptrdiff_t ps, const T* v, std::ptrdiff_t vs, int n, float* o,
                                    std::ptrdiff_t os, std::uintptr_t pf = 0, std::ptrdiff_t pf_step = 0, int L = 0) {
+  const bool l1 = ::posenc::detail::decode_prefetch_l1();
   vf acc[NR][NV];
   load_block(acc, o, os);
   for (int x = 0; x < n; ++x) {
-    if (pf != 0) prefetch_l2(pf + static_cast<std::uintptr_t>(x * pf_step), pf_step);
+    if (pf != 0) prefetch_l2(l1, pf + static_cast<std::uintptr_t>(x * pf_step), pf_step);
     const int j = run_key(x, L);
     vf vv[NV];
     if constexpr (NV % 2 == 0) {

@@ -39,6 +39,7 @@ POSENC_OPS_INLINE float max(float a, float b) { return a < b ? b : a; }
 POSENC_OPS_INLINE float abs(float x) { return std::fabs(x); }
 POSENC_OPS_INLINE float hsum(float a) { return a; }
 POSENC_OPS_INLINE float hmax(float a) { return a; }
+POSENC_OPS_INLINE float load_n(const float* p, int n) { return n > 0 ? *p : 0.0f; }
 POSENC_OPS_INLINE void hsum4(float a, float b, float c, float d, float f, float* out) { out[0] = a * f; out[1] = b * f; out[2] = c * f; out[3] = d * f; }
 POSENC_OPS_INLINE float load(const float* p) { return *p; }
 POSENC_OPS_INLINE float load(const bfloat16* p) { return static_cast<float>(*p); }

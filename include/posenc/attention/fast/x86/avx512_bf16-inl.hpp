@@ -125,6 +125,7 @@ static inline void qk_heads_bf16_dot(const qk_in_place& a, const tile_rows<bfloa
 template <int NR, int G>
 static inline void pv_bf16_dot_block(const std::uint32_t* pp, int pps, const bfloat16* v, std::ptrdiff_t vs, int m,
                                      float* o, std::ptrdiff_t os, std::uintptr_t pf, std::ptrdiff_t pf_step) {
+  const bool l1 = ::posenc::detail::decode_prefetch_l1();
   const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
   const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
   const __m512i u0 = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);  // inverse
@@ -140,7 +141,7 @@ static inline void pv_bf16_dot_block(const std::uint32_t* pp, int pps, const bfl
       acc[r][2 * g + 1] = _mm512_permutex2var_ps(lo, u1, hi);
     }
   for (int j = 0; j < m; j += 2) {
-    if (pf != 0) prefetch_l2(pf + static_cast<std::uintptr_t>(j * pf_step), 2 * pf_step);
+    if (pf != 0) prefetch_l2(l1, pf + static_cast<std::uintptr_t>(j * pf_step), 2 * pf_step);
     __m512bh lo[G], hi[G];
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {
