@@ -28,8 +28,9 @@ class attention_mask {
  public:
   attention_mask(const attention_options& o, std::ptrdiff_t batch, std::ptrdiff_t sq, std::ptrdiff_t sk)
       : o_(o), b_(batch), sq_(sq), sk_(sk) {
-    detail::require_shape(batch >= 0 && sq >= 0 && sk >= 0, "attention.extents",
-                          std::to_string(batch) + "x" + std::to_string(sq) + "x" + std::to_string(sk), ">= 0");
+    if (batch < 0 || sq < 0 || sk < 0)  // the message is built on failure only: this runs on every call
+      throw shape_error("attention.extents",
+                        std::to_string(batch) + "x" + std::to_string(sq) + "x" + std::to_string(sk), ">= 0");
     const auto nq = static_cast<std::size_t>(detail::checked_product<shape_error>(
                    "attention.query_positions", {{"batch", batch}, {"query tokens", sq}})),
                nk = static_cast<std::size_t>(detail::checked_product<shape_error>(

@@ -58,11 +58,12 @@ void check_attention_shapes(const tensor_view<TQ>& q, const tensor_view<TK>& k, 
   require_same_extent(v, out, axis::dim, "out.dim (vs v.dim)");
   detail::require_shape(D >= 1, "q.dim", D, ">= 1");
   detail::require(Hkv >= 1 || Hq == 0, "k.heads", Hkv, ">= 1");
-  detail::require(Hkv == 0 || Hq % Hkv == 0, "q.heads", Hq,
-                  "a multiple of the key/value heads " + std::to_string(Hkv) + " (GQA/MQA)");
-  if (!o.sinks.empty())
-    detail::require_shape(static_cast<std::ptrdiff_t>(o.sinks.size()) == Hq, "attention.sinks", o.sinks.size(),
-                          "q.heads = " + std::to_string(Hq));
+  // The messages that name a value are built on failure only: these checks run on every call.
+  if (Hkv != 0 && Hq % Hkv != 0)
+    throw config_error("q.heads", detail::to_text(Hq),
+                       "a multiple of the key/value heads " + std::to_string(Hkv) + " (GQA/MQA)");
+  if (!o.sinks.empty() && static_cast<std::ptrdiff_t>(o.sinks.size()) != Hq)
+    throw shape_error("attention.sinks", detail::to_text(o.sinks.size()), "q.heads = " + std::to_string(Hq));
   for (double x : o.sinks) detail::require(!std::isnan(x), "attention.sinks", x, "a number or +-inf, not NaN");
 }
 
