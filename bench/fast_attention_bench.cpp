@@ -462,6 +462,34 @@ __attribute__((target("avx512f"), noinline)) float decode_order_model(const floa
   return r[0] + r[15];
 }
 
+/// The same cache, tiles and prefetch hint read in address order instead: per 64-token tile every K row
+/// token by token (all 8 heads of a token, then the next token), then every V row the same way, each
+/// token's rows asked for `ahead` tokens before they are read. A memory order for a decode kernel whose
+/// QK^T and PV take a token's heads in turn (one key row against its head's 4 query rows, one value row
+/// into its head's 4 output rows), which the kernels do not do today; its rate against the read loop is
+/// what such an order would cost the stream.
+template <int Locality>
+__attribute__((target("avx512f"), noinline)) float decode_address_order_model(const float* K, const float* V,
+                                                                              std::ptrdiff_t L) {
+  constexpr std::ptrdiff_t H = 8, D = 128, T = 64, ks = H * D, ahead = 2;
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  for (std::ptrdiff_t j0 = 0; j0 < L; j0 += T)
+    for (const float* base : {K + j0 * ks, V + j0 * ks})
+      for (std::ptrdiff_t j = 0; j < T; ++j)
+        for (std::ptrdiff_t g = 0; g < H; ++g) {
+          const float* r = base + j * ks + g * D;
+          for (std::ptrdiff_t x = 0; x < D * 4; x += 64)  // as prefetch_l2: every line of the row
+            __builtin_prefetch(reinterpret_cast<const char*>(r + ahead * ks) + x, 0, Locality);
+          for (std::ptrdiff_t d = 0; d < D; d += 64) {
+            s0 = _mm512_add_ps(s0, _mm512_loadu_ps(r + d)), s1 = _mm512_add_ps(s1, _mm512_loadu_ps(r + d + 16));
+            s2 = _mm512_add_ps(s2, _mm512_loadu_ps(r + d + 32)), s3 = _mm512_add_ps(s3, _mm512_loadu_ps(r + d + 48));
+          }
+        }
+  alignas(64) float r[16];
+  _mm512_store_ps(r, _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+  return r[0] + r[15];
+}
+
 /// The model on the decode shape's fp32 K+V (range(0) tokens), one thread.
 void BM_model_decode_order(benchmark::State& state) {
   const auto L = static_cast<std::ptrdiff_t>(state.range(0));
@@ -474,6 +502,23 @@ void BM_model_decode_order(benchmark::State& state) {
   for (auto _ : state)
     benchmark::DoNotOptimize(l1 ? decode_order_model<3>(k.data(), v.data(), L)
                                 : decode_order_model<2>(k.data(), v.data(), L));
+  state.counters["bytes/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(k.size() * sizeof(float)),
+                         benchmark::Counter::kIsRate);
+}
+
+/// decode_address_order_model on the same K+V, one thread.
+void BM_model_decode_address_order(benchmark::State& state) {
+  const auto L = static_cast<std::ptrdiff_t>(state.range(0));
+  if (!have_avx512()) {
+    state.SkipWithError("the decode-order model is written in AVX-512; this CPU has no AVX-512");
+    return;
+  }
+  const auto k = filled<float>(static_cast<std::size_t>(L * 8 * 128), 1, 2), v = filled<float>(k.size(), 1, 3);
+  const bool l1 = posenc::detail::decode_prefetch_l1();
+  for (auto _ : state)
+    benchmark::DoNotOptimize(l1 ? decode_address_order_model<3>(k.data(), v.data(), L)
+                                : decode_address_order_model<2>(k.data(), v.data(), L));
   state.counters["bytes/s"] =
       benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(k.size() * sizeof(float)),
                          benchmark::Counter::kIsRate);
@@ -935,6 +980,7 @@ void BM_decode_q8_0_avx2_widen(benchmark::State& s) {
 BENCHMARK(BM_anchor_fma_peak)->Unit(benchmark::kMillisecond);
 // K+V bytes of the decode shapes: fp32 256 MiB, bf16 128 MiB, q8_0 68 MiB (32768 tokens x 8 heads x 128 x 2)
 BENCHMARK(BM_model_decode_order)->Arg(kCached)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_model_decode_address_order)->Arg(kCached)->UseRealTime()->Unit(benchmark::kMillisecond);
 // Every read-loop variant (streams x prefetch) at each decode size and thread count: the best of
 // them is the limit of the decode rows of that size (scripts/attention-ratios).
 static void read_variants(benchmark::internal::Benchmark* b) {
