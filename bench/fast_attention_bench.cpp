@@ -490,38 +490,28 @@ __attribute__((target("avx512f"), noinline)) float decode_address_order_model(co
   return r[0] + r[15];
 }
 
-/// The model on the decode shape's fp32 K+V (range(0) tokens), one thread.
-void BM_model_decode_order(benchmark::State& state) {
+/// A memory-order model (decode_order_model, decode_address_order_model) on the decode shape's fp32 K+V
+/// (range(0) tokens), one thread, with the kernels' prefetch hint: `l1` is the model at Locality 3, `l2`
+/// at 2.
+using order_model = float (*)(const float*, const float*, std::ptrdiff_t);
+void run_order_model(benchmark::State& state, order_model l1_model, order_model l2_model) {
   const auto L = static_cast<std::ptrdiff_t>(state.range(0));
   if (!have_avx512()) {
     state.SkipWithError("the decode-order model is written in AVX-512; this CPU has no AVX-512");
     return;
   }
   const auto k = filled<float>(static_cast<std::size_t>(L * 8 * 128), 1, 2), v = filled<float>(k.size(), 1, 3);
-  const bool l1 = posenc::detail::decode_prefetch_l1();
-  for (auto _ : state)
-    benchmark::DoNotOptimize(l1 ? decode_order_model<3>(k.data(), v.data(), L)
-                                : decode_order_model<2>(k.data(), v.data(), L));
+  const order_model model = posenc::detail::decode_prefetch_l1() ? l1_model : l2_model;
+  for (auto _ : state) benchmark::DoNotOptimize(model(k.data(), v.data(), L));
   state.counters["bytes/s"] =
       benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(k.size() * sizeof(float)),
                          benchmark::Counter::kIsRate);
 }
-
-/// decode_address_order_model on the same K+V, one thread.
+void BM_model_decode_order(benchmark::State& state) {
+  run_order_model(state, &decode_order_model<3>, &decode_order_model<2>);
+}
 void BM_model_decode_address_order(benchmark::State& state) {
-  const auto L = static_cast<std::ptrdiff_t>(state.range(0));
-  if (!have_avx512()) {
-    state.SkipWithError("the decode-order model is written in AVX-512; this CPU has no AVX-512");
-    return;
-  }
-  const auto k = filled<float>(static_cast<std::size_t>(L * 8 * 128), 1, 2), v = filled<float>(k.size(), 1, 3);
-  const bool l1 = posenc::detail::decode_prefetch_l1();
-  for (auto _ : state)
-    benchmark::DoNotOptimize(l1 ? decode_address_order_model<3>(k.data(), v.data(), L)
-                                : decode_address_order_model<2>(k.data(), v.data(), L));
-  state.counters["bytes/s"] =
-      benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(k.size() * sizeof(float)),
-                         benchmark::Counter::kIsRate);
+  run_order_model(state, &decode_address_order_model<3>, &decode_address_order_model<2>);
 }
 #endif
 
