@@ -119,6 +119,8 @@ STUBS = {
     "transformers/modeling_gguf_pytorch_utils.py": "def load_gguf_checkpoint(*a, **k):\n    raise RuntimeError\n",
     "transformers/integrations/__init__.py": "",
     "transformers/models/__init__.py": "",
+    # CSM's configuration imports AutoConfig from the module itself (the real one needs the hub)
+    "transformers/models/auto/configuration_auto.py": "from . import AutoConfig, CONFIG_MAPPING\n",
     "transformers/models/auto/__init__.py": """
         import importlib
         from . import _mapping
@@ -243,6 +245,19 @@ class StubNN(types.SimpleNamespace):
 
     def __getattr__(self, name):
         return Dummy
+
+
+_register_buffer = torch.nn.Module.register_buffer
+
+
+def _register_buffer_over_attribute(self, name, tensor, persistent=True):
+    """StubNN.Buffer leaves a plain attribute, which longrope_frequency_update re-registers as a buffer."""
+    if name in self.__dict__ and name not in self._buffers:
+        del self.__dict__[name]
+    return _register_buffer(self, name, tensor, persistent)
+
+
+torch.nn.Module.register_buffer = _register_buffer_over_attribute
 
 
 @contextlib.contextmanager
