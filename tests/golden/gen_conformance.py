@@ -476,7 +476,10 @@ def rope_of(rot, layer_type, dim_guess):
 SCALE_ATTRS = [("scaling", False), ("softmax_scale", False), ("inv_norm_factor", False), ("norm_factor", True),
                ("scale_attn", True)]
 HEAD_ATTRS = ["qk_head_dim", "head_dim", "head_size", "key_value_proj_dim", "attention_head_size"]
-SOFTMAX_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "attention", "hybrid", "global", "local")
+SOFTMAX_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "attention", "hybrid", "hybrid_sliding",
+                 "global", "local")
+# the softmax layer types of families that name them otherwise (Falcon-H1 "hybrid"; ZAYA "hybrid", "hybrid_sliding")
+LAYER_TYPE_NAMES = {"hybrid": "full_attention", "attention": "full_attention", "hybrid_sliding": "sliding_attention"}
 ATTENTION_TYPE = {"sliding_attention": "local", "full_attention": "global"}  # GPT-Neo's attention modules
 
 
@@ -575,7 +578,7 @@ def expected_for(ref, hf, fwd_rotates):
                 window = None
             else:
                 lt = "sliding_attention"
-        k = {"layer_type": {"hybrid": "full_attention", "attention": "full_attention"}.get(lt, lt), "rope": bool(rotates)}
+        k = {"layer_type": LAYER_TYPE_NAMES.get(lt, lt), "rope": bool(rotates)}
         if rotates:
             inv, m, out = rope_of(layer_rot, types_[i], head_dim)
             params = text.rope_parameters.get(types_[i], text.rope_parameters)

@@ -512,15 +512,17 @@ inline constexpr std::array<architecture, 162> table{{
     {.family = "ZAYA",
      .hf_model_type = "zaya",
      .partial = partial_rule::partial_rotary_factor,
-     .default_partial = 0.5,
      .default_head_dim = 128,
-     .refused = "rope_parameters: ZAYA keys its per-layer-type RoPE by its own layer types (hybrid: theta 5e6, "
-                "hybrid_sliding: theta 1e4, each on half the head) and builds q / k with CCA, causal convolutions "
-                "over time, and v from a delayed state; posenc's per-type RoPE is keyed by full_attention / "
-                "sliding_attention",
-     .sources = "models/zaya/modular_zaya.py transformers@decba1d2 lines 111-128 (default rope_parameters per "
-                "hybrid / hybrid_sliding), 151-260 (ZayaCCAProjection), 284-350 (ZayaAttention: Phi3Attention "
-                "scaling, sliding_window on hybrid_sliding layers)"},
+     .default_rope_parameters = "full_attention.rope_type=default,full_attention.rope_theta=5000000.0,"
+                                "full_attention.partial_rotary_factor=0.5,sliding_attention.rope_type=default,"
+                                "sliding_attention.rope_theta=10000.0,sliding_attention.partial_rotary_factor=0.5",
+     .spellings = "rope_parameters.full_attention=rope_parameters.hybrid,"
+                  "rope_parameters.sliding_attention=rope_parameters.hybrid_sliding",
+     .sources = "models/zaya/modular_zaya.py and modeling_zaya.py transformers@decba1d2 (layer_types hybrid (full) "
+                "and hybrid_sliding (sliding_window), all hybrid by default; rope_parameters per hybrid / "
+                "hybrid_sliding, class default theta 5e6 / 1e4 on half the head (head_dim 128), legacy keys not "
+                "converted; ZayaAttention: Phi3Attention scaling head_dim^-0.5, the mask of the layer's type; the CCA "
+                "q / k / v projections (causal convolutions over time) and ZayaQKNorm come before the rotation)"},
     {.family = "HRM-Text",
      .hf_model_type = "hrm_text",
      .default_head_dim = 128,
