@@ -119,6 +119,8 @@ STUBS = {
     "transformers/modeling_gguf_pytorch_utils.py": "def load_gguf_checkpoint(*a, **k):\n    raise RuntimeError\n",
     "transformers/integrations/__init__.py": "",
     "transformers/models/__init__.py": "",
+    # CSM's configuration imports AutoConfig from the module itself (the real one needs the hub)
+    "transformers/models/auto/configuration_auto.py": "from . import AutoConfig, CONFIG_MAPPING\n",
     "transformers/models/auto/__init__.py": """
         import importlib
         from . import _mapping
@@ -243,6 +245,19 @@ class StubNN(types.SimpleNamespace):
 
     def __getattr__(self, name):
         return Dummy
+
+
+_register_buffer = torch.nn.Module.register_buffer
+
+
+def _register_buffer_over_attribute(self, name, tensor, persistent=True):
+    """StubNN.Buffer leaves a plain attribute, which longrope_frequency_update re-registers as a buffer."""
+    if name in self.__dict__ and name not in self._buffers:
+        del self.__dict__[name]
+    return _register_buffer(self, name, tensor, persistent)
+
+
+torch.nn.Module.register_buffer = _register_buffer_over_attribute
 
 
 @contextlib.contextmanager
@@ -461,7 +476,10 @@ def rope_of(rot, layer_type, dim_guess):
 SCALE_ATTRS = [("scaling", False), ("softmax_scale", False), ("inv_norm_factor", False), ("norm_factor", True),
                ("scale_attn", True)]
 HEAD_ATTRS = ["qk_head_dim", "head_dim", "head_size", "key_value_proj_dim", "attention_head_size"]
-SOFTMAX_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "attention", "hybrid", "global", "local")
+SOFTMAX_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "attention", "hybrid", "hybrid_sliding",
+                 "global", "local")
+# the softmax layer types of families that name them otherwise (Falcon-H1 "hybrid"; ZAYA "hybrid", "hybrid_sliding")
+LAYER_TYPE_NAMES = {"hybrid": "full_attention", "attention": "full_attention", "hybrid_sliding": "sliding_attention"}
 ATTENTION_TYPE = {"sliding_attention": "local", "full_attention": "global"}  # GPT-Neo's attention modules
 
 
@@ -560,7 +578,7 @@ def expected_for(ref, hf, fwd_rotates):
                 window = None
             else:
                 lt = "sliding_attention"
-        k = {"layer_type": {"hybrid": "full_attention", "attention": "full_attention"}.get(lt, lt), "rope": bool(rotates)}
+        k = {"layer_type": LAYER_TYPE_NAMES.get(lt, lt), "rope": bool(rotates)}
         if rotates:
             inv, m, out = rope_of(layer_rot, types_[i], head_dim)
             params = text.rope_parameters.get(types_[i], text.rope_parameters)

@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 150> table{{
+inline constexpr std::array<architecture, 162> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .hf_aliases = "aria_text,aria",
@@ -479,6 +479,117 @@ inline constexpr std::array<architecture, 150> table{{
      .partial = partial_rule::rotary_pct,
      .default_partial = 0.25,
      .sources = "models/gpt_neox/configuration_gpt_neox.py (rotary_pct 0.25, rotary_emb_base 10000)"},
+    {.family = "JetMoE",
+     .hf_model_type = "jetmoe",
+     .default_head_dim = 128,
+     .spellings = "head_dim=kv_channels",
+     .sources =
+         "models/jetmoe/configuration_jetmoe.py and modular_jetmoe.py transformers@decba1d2 (attribute_map head_dim "
+         "-> kv_channels, default 128; num_attention_heads = num_key_value_heads x num_experts_per_tok; "
+         "JetMoeAttention: MixtralRotaryEmbedding over kv_channels, rotate_half, scaling kv_channels^-0.5, the "
+         "causal mask on every layer; the mixture of attention experts acts on the q / o projections)"},
+    {.family = "NanoChat",
+     .hf_model_type = "nanochat",
+     .refused = "rope_parameters: NanoChat's rotate_half is cat(x2, -x1), the negative of Llama's, so its RoPE turns "
+                "every pair by -m theta instead of +m theta (the logits see n - m where every other family sees "
+                "m - n), a rotation direction posenc's rope does not express",
+     .sources = "models/nanochat/modular_nanochat.py transformers@decba1d2 lines 51-55 (rotate_half), 58-97 "
+                "(Qwen3Attention with apply_rotary_pos_emb, then weightless L2 q/k norms)"},
+    {.family = "Doge",
+     .hf_model_type = "doge",
+     .refused = "keep_window_size: Doge adds a learned, content-dependent bias exp(A softplus(dt_proj(v))) to the "
+                "logits of every key and keeps only the keep_window_size largest per query (dynamic mask "
+                "attention), which posenc does not model",
+     .sources = "models/doge/modeling_doge.py transformers@decba1d2 lines 304-315, 336-372 (dt_states, "
+                "prepare_dynamic_mask: topk over the biased mask)"},
+    {.family = "GPT-NeoX Japanese",
+     .hf_model_type = "gpt_neox_japanese",
+     .partial = partial_rule::rotary_pct,
+     .sources = "models/gpt_neox_japanese/configuration_gpt_neox_japanese.py and modeling_gpt_neox_japanese.py "
+                "transformers@decba1d2 (rotary_emb_base -> rope_theta 10000, rotary_pct -> partial_rotary_factor 1.0; "
+                "rotate_half over the first rotary_ndims = head_size x partial_rotary_factor; baddbmm alpha "
+                "1 / sqrt(head_size); create_causal_mask)"},
+    {.family = "ZAYA",
+     .hf_model_type = "zaya",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_head_dim = 128,
+     .default_rope_parameters = "full_attention.rope_type=default,full_attention.rope_theta=5000000.0,"
+                                "full_attention.partial_rotary_factor=0.5,sliding_attention.rope_type=default,"
+                                "sliding_attention.rope_theta=10000.0,sliding_attention.partial_rotary_factor=0.5",
+     .spellings = "rope_parameters.full_attention=rope_parameters.hybrid,"
+                  "rope_parameters.sliding_attention=rope_parameters.hybrid_sliding",
+     .sources = "models/zaya/modular_zaya.py and modeling_zaya.py transformers@decba1d2 (layer_types hybrid (full) "
+                "and hybrid_sliding (sliding_window), all hybrid by default; rope_parameters per hybrid / "
+                "hybrid_sliding, class default theta 5e6 / 1e4 on half the head (head_dim 128), legacy keys not "
+                "converted; ZayaAttention: Phi3Attention scaling head_dim^-0.5, the mask of the layer's type; the CCA "
+                "q / k / v projections (causal convolutions over time) and ZayaQKNorm come before the rotation)"},
+    {.family = "HRM-Text",
+     .hf_model_type = "hrm_text",
+     .default_head_dim = 128,
+     .refused = "prefix_lm: HRM-Text lets the instruction tokens (token_type_ids 1) attend bidirectionally as one "
+                "block and the rest causally (prefix_lm, true by default), a prefix-LM mask posenc does not model; "
+                "num_hidden_layers counts its two stacks' recurrent passes (H_cycles x (L_cycles + 1))",
+     .sources = "models/hrm_text/configuration_hrm_text.py and modular_hrm_text.py transformers@decba1d2 "
+                "(prefix_lm, num_layers_per_stack, token_type_ids bidirectional block; LlamaAttention otherwise)"},
+    {.family = "ModernBERT decoder",
+     .hf_model_type = "modernbert-decoder",
+     .default_theta = 160000,
+     .layers = layer_rule::period,
+     .default_period = 3,
+     .period_first = true,
+     .default_window = 64,
+     .local_rope = local_rope_rule::local_base,
+     .default_local_theta = 10000,
+     .spellings = "rope_theta=global_rope_theta,rope_local_base_freq=local_rope_theta,"
+                  "sliding_window_pattern=global_attn_every_n_layers",
+     .sources = "models/modernbert_decoder/configuration_modernbert_decoder.py and modeling_modernbert_decoder.py "
+                "transformers@decba1d2 (layer i full iff i % global_attn_every_n_layers (3) == 0; sliding_window = "
+                "local_attention // 2 (64) on the sliding layers, causal; full_attention theta global_rope_theta "
+                "160000, sliding_attention local_rope_theta 10000; scaling head_dim^-0.5)"},
+    {.family = "Emu3",
+     .hf_model_type = "emu3_text_model",
+     .hf_aliases = "emu3",
+     .default_theta = 1000000,
+     .sources = "models/emu3/configuration_emu3.py and modular_emu3.py transformers@decba1d2 (Emu3TextConfig "
+                "default_theta 1e6 under text_config; Emu3TextModel is LlamaModel: rotate_half, head_dim^-0.5)"},
+    {.family = "CSM",
+     .hf_model_type = "csm",
+     .hf_aliases = "csm_depth_decoder_model",
+     .default_theta = 500000,
+     .sources = "models/csm/configuration_csm.py and modular_csm.py transformers@decba1d2 (default_theta 500000, "
+                "head_dim = hidden_size / heads when absent; CsmBackboneModel and CsmDepthDecoderModel are LlamaModel "
+                "with LlamaAttention; the top-level keys are the backbone's, depth_decoder_config the depth "
+                "decoder's)"},
+    {.family = "Step-3.5 / Step-3.7",
+     .hf_model_type = "step3p5",
+     .hf_aliases = "step3p7",
+     .refused = "layer_types: Step-3.5 / 3.7 give their sliding-attention layers their own head count "
+                "(num_sliding_attention_heads, per_layer_config), rotate half the dimensions on full-attention "
+                "layers and all of them on sliding ones from per-layer rope_theta / partial_rotary_factors lists, "
+                "and may mark layers minimax_m3_sparse (a learned top-k indexer); posenc's layered configuration "
+                "has one head count",
+     .sources = "models/step3p7/configuration_step3p7.py transformers@decba1d2 (Step3p7TextConfig.__post_init__: "
+                "per_layer_config, rope_theta / partial_rotary_factors per layer, sparse_attention_config) and "
+                "modeling_step3p7.py lines 676-766 (per-layer head count, query_pre_attn_scalar, head-wise gate)"},
+    {.family = "Phi-4-multimodal",
+     .hf_model_type = "phi4_multimodal",
+     .partial = partial_rule::partial_rotary_factor,
+     .layers = layer_rule::sliding_all,
+     .scaling_renames = "yarn=longrope",
+     .defaults = "original_max_position_embeddings=4096",
+     .sources = "models/phi4_multimodal/configuration_phi4_multimodal.py and modeling_phi4_multimodal.py "
+                "transformers@decba1d2 (the text decoder at the top level: Phi-3's attention and rotary embedding, "
+                "partial_rotary_factor 1.0 unless given, original_max_position_embeddings 4096, rope_type su / yarn "
+                "-> longrope, sliding_window on every layer when set)"},
+    {.family = "RoFormer",
+     .hf_model_type = "roformer",
+     .hf_layout = inter,
+     .bidirectional = true,
+     .sources = "models/roformer/modeling_roformer.py transformers@decba1d2 lines 49-70 "
+                "(RoFormerSinusoidalPositionalEmbedding over hidden_size / heads: base 10000), 220-245 "
+                "(apply_rotary_position_embeddings on pairs (x[2k], x[2k+1])), 199 (scores / "
+                "sqrt(attention_head_size)); bidirectional unless is_decoder, as BERT; rotary_value refused by the "
+                "rules"},
     {.family = "GPT-J",
      .hf_model_type = "gptj",
      .gguf_arch = "gptj",

@@ -4,6 +4,7 @@
 // llama.cpp is decided inside the rules from the view's format and the family's row.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -69,6 +70,17 @@ inline prepared prepare(const key_view& in, const load_options& o, std::vector<s
     for (const auto& m : spellings.members())  // the family's names of logical keys
       if (const config_value* e = v.keys.find(m.value.as_string()); e && !v.present(m.key))
         v.set(m.key, config_value(*e), v.prefix + m.value.as_string());
+    // `rope_parameters.full_attention=rope_parameters.hybrid`: the family's name of a per-type RoPE entry (ZAYA)
+    constexpr std::string_view per_type = "rope_parameters.";
+    for (const auto& m : spellings.members()) {
+      const std::string& spelled = m.value.as_string();
+      if (m.key.rfind(per_type, 0) != 0 || spelled.rfind(per_type, 0) != 0) continue;
+      const std::string logical = m.key.substr(per_type.size()), own = spelled.substr(per_type.size());
+      const auto named = [&](const std::string& t) {
+        return std::find_if(v.rope.begin(), v.rope.end(), [&](const rope_entry& e) { return e.layer_type == t; });
+      };
+      if (const auto it = named(own); it != v.rope.end() && named(logical) == v.rope.end()) it->layer_type = logical;
+    }
     for (const auto& m : defaults.members())
       if (!v.present(m.key)) v.set(m.key, m.value, v.prefix + m.key + " (class default)");
     // class-default rope_parameters per layer type (`type.key=value`, Laguna) when the config gives none

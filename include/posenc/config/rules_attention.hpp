@@ -66,6 +66,10 @@ inline void rule_refused(const context& c) {
   if (c.top().boolean("use_bidirectional_attention").value_or(false) && !(c.known && c.A.reads_bidirectional_key))
     throw config_error(c.v.name("use_bidirectional_attention"), "true",
                        "false or absent (" + c.who() + " reads no such key)");
+  // RoFormer's rotary_value rotates the values too (modeling_roformer.py apply_rotary_position_embeddings)
+  if (!c.v.gguf() && c.top().boolean("rotary_value").value_or(false))
+    throw config_error(c.v.name("rotary_value"), "true",
+                       "false or absent (rotary_value also rotates the values; posenc rotates queries and keys only)");
 }
 
 /// ALiBi parameters: the family's (MPT: HF's modeling code always uses a maximum bias of 8; Falcon: slopes
@@ -441,7 +445,7 @@ inline void rule_unknown_rotary_keys(const context& c) {
       "rope_theta",           "rope_scaling",          "rope_parameters",        "rotary_pct",      "rotary_emb_base",
       "rotary_dim",           "partial_rotary_factor", "qk_rope_head_dim",       "rope_interleave", "rotary",
       "rope_local_base_freq", "no_rope_layers",        "no_rope_layer_interval", "use_rope",        "rope_scaling_type",
-      "rotary_emb_fraction"};
+      "rotary_emb_fraction",  "rotary_value"};
   for (const auto& m : c.v.keys.members()) {
     if (const auto sp = c.v.spelling.find(m.key);
         m.value.is_null() || sp == c.v.spelling.end() || sp->second != c.v.prefix + m.key)
