@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 150> table{{
+inline constexpr std::array<architecture, 153> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .hf_aliases = "aria_text,aria",
@@ -406,6 +406,41 @@ inline constexpr std::array<architecture, 150> table{{
          "the layer slides or no SWA); EXAONE 4.5: models/exaone4_5/configuration_exaone4_5.py and "
          "modular_exaone4_5.py transformers@decba1d2 (text_config model_type exaone4 by default, exaone4_5_text "
          "renamed to it; 1D text positions)"},
+    {.family = "GLM-4.1V / GLM-OCR",
+     .hf_model_type = "glm4v",
+     .hf_aliases = "glm4v_text,glm_ocr,glm_ocr_text",
+     .hf_layout = inter,
+     .partial = partial_rule::partial_rotary_factor,
+     .mrope = true,
+     .sources =
+         "models/glm4v/configuration_glm4v.py and modeling_glm4v.py transformers@decba1d2 (Glm4vTextConfig: no "
+         "head_dim or partial_rotary_factor defaults, theta 10000; Glm4vTextRotaryEmbedding: "
+         "rope_parameters.partial_rotary_factor (default 1.0) of head_dim, mrope_section chunks taken from "
+         "stream i % 3 (contiguous, default [8, 12, 12]); apply_rotary_pos_emb: cos[..., :half] "
+         "repeat_interleave(2) with rotate_half_llm on x[..., 0::2], x[..., 1::2] (interleaved pairs) over the "
+         "rotary prefix; Glm4vTextAttention: scaling head_dim^-0.5, full attention); GLM-OCR: "
+         "models/glm_ocr/configuration_glm_ocr.py and modeling_glm_ocr.py transformers@decba1d2 (Glm4vTextConfig "
+         "subclass, the same rotary embedding and apply_rotary_pos_emb)"},
+    {.family = "GLM-4.5V (MoE)",
+     .hf_model_type = "glm4v_moe",
+     .hf_aliases = "glm4v_moe_text",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.5,
+     .mrope = true,
+     .sources = "models/glm4v_moe/configuration_glm4v_moe.py and modeling_glm4v_moe.py transformers@decba1d2 "
+                "(Glm4vMoeTextConfig: partial_rotary_factor 0.5 by default, theta 10000; Glm4vMoeTextRotaryEmbedding: "
+                "mrope_section chunks from stream i % 3 (contiguous, default [8, 12, 12]); apply_rotary_pos_emb: "
+                "Llama rotate_half on the rotary prefix; scaling head_dim^-0.5, head_dim from the config or "
+                "hidden_size / heads)"},
+    {.family = "GLM-Image",
+     .hf_model_type = "glm_image",
+     .hf_aliases = "glm_image_text",
+     .partial = partial_rule::partial_rotary_factor,
+     .mrope = true,
+     .sources = "models/glm_image/configuration_glm_image.py and modeling_glm_image.py transformers@decba1d2 "
+                "(GlmImageTextConfig: a Glm4vTextConfig, no partial_rotary_factor default (1.0), theta 10000; "
+                "GlmImageTextAttention is Glm4vMoeTextAttention: Llama rotate_half on the rotary prefix, scaling "
+                "head_dim^-0.5; contiguous mrope_section chunks as GLM-4.1V)"},
     {.family = "SmolLM3",
      .hf_model_type = "smollm3",
      .gguf_arch = "smollm3",
