@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 153> table{{
+inline constexpr std::array<architecture, 157> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .hf_aliases = "aria_text,aria",
@@ -441,6 +441,52 @@ inline constexpr std::array<architecture, 153> table{{
                 "(GlmImageTextConfig: a Glm4vTextConfig, no partial_rotary_factor default (1.0), theta 10000; "
                 "GlmImageTextAttention is Glm4vMoeTextAttention: Llama rotate_half on the rotary prefix, scaling "
                 "head_dim^-0.5; contiguous mrope_section chunks as GLM-4.1V)"},
+    {.family = "Qwen3-VL-MoE",
+     .hf_model_type = "qwen3_vl_moe_text",
+     .default_theta = 500000,
+     .mrope = true,
+     .mrope_interleaved = true,
+     .sources = "models/qwen3_vl_moe/configuration_qwen3_vl_moe.py and modeling_qwen3_vl_moe.py transformers@decba1d2 "
+                "(Qwen3VLMoeTextConfig: default_theta 500000, head_dim None -> hidden_size / heads, sliding_window "
+                "forced to None; Qwen3VLMoeTextRotaryEmbedding: apply_interleaved_mrope, default [24, 20, 20]; "
+                "rotate_half; scaling head_dim^-0.5)"},
+    {.family = "ERNIE 4.5 VL (MoE)",
+     .hf_model_type = "ernie4_5_vl_moe",
+     .hf_aliases = "ernie4_5_vl_moe_text",
+     .hf_layout = inter,
+     .default_theta = 500000,
+     .refused = "mrope_section: ERNIE 4.5 VL's multimodal RoPE gives the h and w position streams alternate pairs over "
+                "the first section[0] + section[1] pairs and the t stream the last section[2] pairs (its frequencies "
+                "pre-permuted to match), a stream layout posenc's mRoPE (contiguous or interleaved sections) does not "
+                "model",
+     .sources = "models/ernie4_5_vl_moe/configuration_ernie4_5_vl_moe.py and modeling_ernie4_5_vl_moe.py "
+                "transformers@decba1d2 (Ernie4_5_VLMoeTextRotaryEmbedding: compute_default_rope_parameters pre-rotates "
+                "inv_freq[:-t_dim] into even then odd entries, recomposition_to_3d stacks h and w pair by pair and "
+                "appends t, default mrope_section [22, 22, 20]; only rope_type default; rotate_half_text interleaved)"},
+    {.family = "Kimi K2.5",
+     .hf_model_type = "kimi_k25",
+     .hf_aliases = "kimi_k2",
+     .hf_layout = inter,
+     .partial = partial_rule::qk_rope_head_dim,
+     .scale = scale_rule::qk_head_dim,
+     .mscale2_hf = true,
+     .reads_rope_interleave = true,
+     .sources =
+         "models/kimi_k25/configuration_kimi_k25.py and modeling_kimi_k25.py transformers@decba1d2 "
+         "(text_config model_type deepseek_v3 by default, kimi_k2 renamed to deepseek_v3; the language model "
+         "is AutoModel.from_config(text_config)): DeepSeek-V3's rules, models/deepseek_v3/modeling_deepseek_v3.py"},
+    {.family = "MiniMax-M3 VL",
+     .hf_model_type = "minimax_m3_vl",
+     .hf_aliases = "minimax_m3_vl_text",
+     .default_theta = 5000000,
+     .default_head_dim = 128,
+     .refused = "layer_types: MiniMax-M3's minimax_m3_sparse layers keep, per query, the top index_topk_blocks key "
+                "blocks scored by a learned indexer (MiniMaxM3VLIndexer), a content-dependent sparsity posenc does "
+                "not model",
+     .sources = "models/minimax_m3_vl/configuration_minimax_m3_vl.py and modeling_minimax_m3_vl.py "
+                "transformers@decba1d2 (layer_types from sparse_attention_config.sparse_attention_freq; "
+                "MiniMaxM3VLAttention builds an indexer on minimax_m3_sparse layers and masks all but the selected "
+                "key blocks)"},
     {.family = "SmolLM3",
      .hf_model_type = "smollm3",
      .gguf_arch = "smollm3",
