@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 157> table{{
+inline constexpr std::array<architecture, 163> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .hf_aliases = "aria_text,aria",
@@ -487,6 +487,59 @@ inline constexpr std::array<architecture, 157> table{{
                 "transformers@decba1d2 (layer_types from sparse_attention_config.sparse_attention_freq; "
                 "MiniMaxM3VLAttention builds an indexer on minimax_m3_sparse layers and masks all but the selected "
                 "key blocks)"},
+    {.family = "Granite 4 Vision",
+     .hf_model_type = "granite4_vision",
+     .hf_aliases = "granite4_vision_text",
+     .scale = scale_rule::attention_multiplier,
+     .default_scale_param = 1.0,
+     .sources = "models/granite4_vision/configuration_granite4_vision.py and modeling_granite4_vision.py "
+                "transformers@decba1d2 (text_config model_type granite4_vision_text by default: Granite's text "
+                "model; Granite4VisionTextAttention: scaling = attention_multiplier (1.0), rotate_half, theta 10000)"},
+    {.family = "Cosmos3-Edge",
+     .hf_model_type = "cosmos3_edge",
+     .hf_aliases = "cosmos3_edge_text",
+     .default_theta = 100000000,
+     .default_head_dim = 128,
+     .mrope = true,
+     .mrope_interleaved = true,
+     .default_rope_parameters = "rope_type=default,rope_theta=100000000.0",
+     .sources = "models/cosmos3_edge/configuration_cosmos3_edge.py and modeling_cosmos3_edge.py transformers@decba1d2 "
+                "(Cosmos3EdgeTextConfig: head_dim 128, without rope_parameters {default, theta 1e8, mrope_section "
+                "[24, 20, 20]}, rope_type default only; Cosmos3EdgeTextRotaryEmbedding: h on pairs i % 3 == 1 below "
+                "3 section[1], w on i % 3 == 2 below 3 section[2], t elsewhere (interleaved); rotate_half; scaling "
+                "head_dim^-0.5)"},
+    {.family = "LightOnOCR",
+     .hf_model_type = "lighton_ocr",
+     .default_head_dim = 128,
+     .layers = layer_rule::max_window_layers,
+     .default_window = 4096,
+     .default_max_window_layers = 28,
+     .sources = "models/lighton_ocr/configuration_lighton_ocr.py transformers@decba1d2 (text_config model_type qwen3 "
+                "by default: Qwen3's rules, models/qwen3/configuration_qwen3.py)"},
+    {.family = "MiniCPM-V 4.6",
+     .hf_model_type = "minicpmv4_6",
+     .refused = "model_type: MiniCPM-V 4.6 builds its language model from text_config.model_type (Qwen3.5 only when "
+                "text_config is absent); its configuration class rejects a text_config without one",
+     .sources = "models/minicpmv4_6/configuration_minicpmv4_6.py transformers@decba1d2 (CONFIG_MAPPING["
+                "text_config[\"model_type\"]])"},
+    {.family = "DeepSeek-OCR 2",
+     .hf_model_type = "deepseek_ocr2",
+     .hf_aliases = "deepseek_ocr2_text",
+     .sources = "models/deepseek_ocr2/configuration_deepseek_ocr2.py and modeling_deepseek_ocr2.py "
+                "transformers@decba1d2 (DeepseekOcr2TextConfig: head_dim set to hidden_size / heads, theta 10000; "
+                "DeepseekOcr2TextAttention: Llama multi-head attention, rotate_half, scaling head_dim^-0.5, causal "
+                "mask only)"},
+    {.family = "Inkling",
+     .hf_model_type = "inkling_mm_model",
+     .hf_aliases = "inkling_text",
+     .positional = positional_family::none,
+     .refused = "d_rel: Inkling adds to every layer's logits a learned relative bias mixed per query from "
+                "r_proj(hidden) (d_rel profiles over the distances below rel_extent, the sliding window on "
+                "hybrid_sliding layers), scales q.k by 1 / head_dim, gives the sliding layers their own head shape and "
+                "runs short convolutions on k and v: no RoPE, a positional mechanism posenc does not model",
+     .sources = "models/inkling/configuration_inkling.py and modeling_inkling.py transformers@decba1d2 "
+                "(InklingRelativeLogits, InklingAttention: swa_head_dim / swa_num_attention_heads on hybrid_sliding "
+                "layers, scaling 1 / head_dim, k_sconv / v_sconv)"},
     {.family = "SmolLM3",
      .hf_model_type = "smollm3",
      .gguf_arch = "smollm3",
