@@ -460,6 +460,8 @@ def rope_of(rot, layer_type, dim_guess):
     per_type = hasattr(rot, f"{layer_type}_inv_freq")
     inv = getattr(rot, f"{layer_type}_inv_freq" if per_type else "inv_freq")
     scaling = getattr(rot, f"{layer_type}_attention_scaling" if per_type else "attention_scaling", 1.0)
+    if inv.dim() == 2:  # modeling_cosmos3_edge.py: one masked row per stream (t, h, w) partitioning the pairs; text
+        inv = inv.sum(0)  # positions are equal in every stream, so a pair's frequency is its row's
     x = torch.zeros(1, 1, dim_guess)
     params = inspect.signature(rot.forward).parameters
     out = None

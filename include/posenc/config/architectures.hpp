@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 162> table{{
+inline constexpr std::array<architecture, 175> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .hf_aliases = "aria_text,aria",
@@ -406,6 +406,140 @@ inline constexpr std::array<architecture, 162> table{{
          "the layer slides or no SWA); EXAONE 4.5: models/exaone4_5/configuration_exaone4_5.py and "
          "modular_exaone4_5.py transformers@decba1d2 (text_config model_type exaone4 by default, exaone4_5_text "
          "renamed to it; 1D text positions)"},
+    {.family = "GLM-4.1V / GLM-OCR",
+     .hf_model_type = "glm4v",
+     .hf_aliases = "glm4v_text,glm_ocr,glm_ocr_text",
+     .hf_layout = inter,
+     .partial = partial_rule::partial_rotary_factor,
+     .mrope = true,
+     .sources =
+         "models/glm4v/configuration_glm4v.py and modeling_glm4v.py transformers@decba1d2 (Glm4vTextConfig: no "
+         "head_dim or partial_rotary_factor defaults, theta 10000; Glm4vTextRotaryEmbedding: "
+         "rope_parameters.partial_rotary_factor (default 1.0) of head_dim, mrope_section chunks taken from "
+         "stream i % 3 (contiguous, default [8, 12, 12]); apply_rotary_pos_emb: cos[..., :half] "
+         "repeat_interleave(2) with rotate_half_llm on x[..., 0::2], x[..., 1::2] (interleaved pairs) over the "
+         "rotary prefix; Glm4vTextAttention: scaling head_dim^-0.5, full attention); GLM-OCR: "
+         "models/glm_ocr/configuration_glm_ocr.py and modeling_glm_ocr.py transformers@decba1d2 (Glm4vTextConfig "
+         "subclass, the same rotary embedding and apply_rotary_pos_emb)"},
+    {.family = "GLM-4.5V (MoE)",
+     .hf_model_type = "glm4v_moe",
+     .hf_aliases = "glm4v_moe_text",
+     .partial = partial_rule::partial_rotary_factor,
+     .default_partial = 0.5,
+     .mrope = true,
+     .sources = "models/glm4v_moe/configuration_glm4v_moe.py and modeling_glm4v_moe.py transformers@decba1d2 "
+                "(Glm4vMoeTextConfig: partial_rotary_factor 0.5 by default, theta 10000; Glm4vMoeTextRotaryEmbedding: "
+                "mrope_section chunks from stream i % 3 (contiguous, default [8, 12, 12]); apply_rotary_pos_emb: "
+                "Llama rotate_half on the rotary prefix; scaling head_dim^-0.5, head_dim from the config or "
+                "hidden_size / heads)"},
+    {.family = "GLM-Image",
+     .hf_model_type = "glm_image",
+     .hf_aliases = "glm_image_text",
+     .partial = partial_rule::partial_rotary_factor,
+     .mrope = true,
+     .sources = "models/glm_image/configuration_glm_image.py and modeling_glm_image.py transformers@decba1d2 "
+                "(GlmImageTextConfig: a Glm4vTextConfig, no partial_rotary_factor default (1.0), theta 10000; "
+                "GlmImageTextAttention is Glm4vMoeTextAttention: Llama rotate_half on the rotary prefix, scaling "
+                "head_dim^-0.5; contiguous mrope_section chunks as GLM-4.1V)"},
+    {.family = "Qwen3-VL-MoE",
+     .hf_model_type = "qwen3_vl_moe_text",
+     .default_theta = 500000,
+     .mrope = true,
+     .mrope_interleaved = true,
+     .sources = "models/qwen3_vl_moe/configuration_qwen3_vl_moe.py and modeling_qwen3_vl_moe.py transformers@decba1d2 "
+                "(Qwen3VLMoeTextConfig: default_theta 500000, head_dim None -> hidden_size / heads, sliding_window "
+                "forced to None; Qwen3VLMoeTextRotaryEmbedding: apply_interleaved_mrope, default [24, 20, 20]; "
+                "rotate_half; scaling head_dim^-0.5)"},
+    {.family = "ERNIE 4.5 VL (MoE)",
+     .hf_model_type = "ernie4_5_vl_moe",
+     .hf_aliases = "ernie4_5_vl_moe_text",
+     .hf_layout = inter,
+     .default_theta = 500000,
+     .refused = "mrope_section: ERNIE 4.5 VL's multimodal RoPE gives the h and w position streams alternate pairs over "
+                "the first section[0] + section[1] pairs and the t stream the last section[2] pairs (its frequencies "
+                "pre-permuted to match), a stream layout posenc's mRoPE (contiguous or interleaved sections) does not "
+                "model",
+     .sources = "models/ernie4_5_vl_moe/configuration_ernie4_5_vl_moe.py and modeling_ernie4_5_vl_moe.py "
+                "transformers@decba1d2 (Ernie4_5_VLMoeTextRotaryEmbedding: compute_default_rope_parameters pre-rotates "
+                "inv_freq[:-t_dim] into even then odd entries, recomposition_to_3d stacks h and w pair by pair and "
+                "appends t, default mrope_section [22, 22, 20]; only rope_type default; rotate_half_text interleaved)"},
+    {.family = "Kimi K2.5",
+     .hf_model_type = "kimi_k25",
+     .hf_aliases = "kimi_k2",
+     .hf_layout = inter,
+     .partial = partial_rule::qk_rope_head_dim,
+     .scale = scale_rule::qk_head_dim,
+     .mscale2_hf = true,
+     .reads_rope_interleave = true,
+     .sources =
+         "models/kimi_k25/configuration_kimi_k25.py and modeling_kimi_k25.py transformers@decba1d2 "
+         "(text_config model_type deepseek_v3 by default, kimi_k2 renamed to deepseek_v3; the language model "
+         "is AutoModel.from_config(text_config)): DeepSeek-V3's rules, models/deepseek_v3/modeling_deepseek_v3.py"},
+    {.family = "MiniMax-M3 VL",
+     .hf_model_type = "minimax_m3_vl",
+     .hf_aliases = "minimax_m3_vl_text",
+     .default_theta = 5000000,
+     .default_head_dim = 128,
+     .refused = "layer_types: MiniMax-M3's minimax_m3_sparse layers keep, per query, the top index_topk_blocks key "
+                "blocks scored by a learned indexer (MiniMaxM3VLIndexer), a content-dependent sparsity posenc does "
+                "not model",
+     .sources = "models/minimax_m3_vl/configuration_minimax_m3_vl.py and modeling_minimax_m3_vl.py "
+                "transformers@decba1d2 (layer_types from sparse_attention_config.sparse_attention_freq; "
+                "MiniMaxM3VLAttention builds an indexer on minimax_m3_sparse layers and masks all but the selected "
+                "key blocks)"},
+    {.family = "Granite 4 Vision",
+     .hf_model_type = "granite4_vision",
+     .hf_aliases = "granite4_vision_text",
+     .scale = scale_rule::attention_multiplier,
+     .default_scale_param = 1.0,
+     .sources = "models/granite4_vision/configuration_granite4_vision.py and modeling_granite4_vision.py "
+                "transformers@decba1d2 (text_config model_type granite4_vision_text by default: Granite's text "
+                "model; Granite4VisionTextAttention: scaling = attention_multiplier (1.0), rotate_half, theta 10000)"},
+    {.family = "Cosmos3-Edge",
+     .hf_model_type = "cosmos3_edge",
+     .hf_aliases = "cosmos3_edge_text",
+     .default_theta = 100000000,
+     .default_head_dim = 128,
+     .mrope = true,
+     .mrope_interleaved = true,
+     .default_rope_parameters = "rope_type=default,rope_theta=100000000.0",
+     .sources = "models/cosmos3_edge/configuration_cosmos3_edge.py and modeling_cosmos3_edge.py transformers@decba1d2 "
+                "(Cosmos3EdgeTextConfig: head_dim 128, without rope_parameters {default, theta 1e8, mrope_section "
+                "[24, 20, 20]}, rope_type default only; Cosmos3EdgeTextRotaryEmbedding: h on pairs i % 3 == 1 below "
+                "3 section[1], w on i % 3 == 2 below 3 section[2], t elsewhere (interleaved); rotate_half; scaling "
+                "head_dim^-0.5)"},
+    {.family = "LightOnOCR",
+     .hf_model_type = "lighton_ocr",
+     .default_head_dim = 128,
+     .layers = layer_rule::max_window_layers,
+     .default_window = 4096,
+     .default_max_window_layers = 28,
+     .sources = "models/lighton_ocr/configuration_lighton_ocr.py transformers@decba1d2 (text_config model_type qwen3 "
+                "by default: Qwen3's rules, models/qwen3/configuration_qwen3.py)"},
+    {.family = "MiniCPM-V 4.6",
+     .hf_model_type = "minicpmv4_6",
+     .refused = "model_type: MiniCPM-V 4.6 builds its language model from text_config.model_type (Qwen3.5 only when "
+                "text_config is absent); its configuration class rejects a text_config without one",
+     .sources = "models/minicpmv4_6/configuration_minicpmv4_6.py transformers@decba1d2 (CONFIG_MAPPING["
+                "text_config[\"model_type\"]])"},
+    {.family = "DeepSeek-OCR 2",
+     .hf_model_type = "deepseek_ocr2",
+     .hf_aliases = "deepseek_ocr2_text",
+     .sources = "models/deepseek_ocr2/configuration_deepseek_ocr2.py and modeling_deepseek_ocr2.py "
+                "transformers@decba1d2 (DeepseekOcr2TextConfig: head_dim set to hidden_size / heads, theta 10000; "
+                "DeepseekOcr2TextAttention: Llama multi-head attention, rotate_half, scaling head_dim^-0.5, causal "
+                "mask only)"},
+    {.family = "Inkling",
+     .hf_model_type = "inkling_mm_model",
+     .hf_aliases = "inkling_text",
+     .positional = positional_family::none,
+     .refused = "d_rel: Inkling adds to every layer's logits a learned relative bias mixed per query from "
+                "r_proj(hidden) (d_rel profiles over the distances below rel_extent, the sliding window on "
+                "hybrid_sliding layers), scales q.k by 1 / head_dim, gives the sliding layers their own head shape and "
+                "runs short convolutions on k and v: no RoPE, a positional mechanism posenc does not model",
+     .sources = "models/inkling/configuration_inkling.py and modeling_inkling.py transformers@decba1d2 "
+                "(InklingRelativeLogits, InklingAttention: swa_head_dim / swa_num_attention_heads on hybrid_sliding "
+                "layers, scaling 1 / head_dim, k_sconv / v_sconv)"},
     {.family = "SmolLM3",
      .hf_model_type = "smollm3",
      .gguf_arch = "smollm3",
