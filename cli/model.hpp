@@ -329,6 +329,15 @@ inline void applied_layers(const posenc::architecture& a, applied_parts& p) {
     case layer_rule::hybrid_block_types:
       add(mixer + " / attention layers from layer_types");
       break;
+    case layer_rule::zamba_block_types:
+      add(mixer + " / hybrid (shared attention, then the mixer) layers from layers_block_type");
+      break;
+    case layer_rule::block_types_cycle:
+      add(mixer + " / local attention layers from block_types, cycled" + win);
+      break;
+    case layer_rule::cross_attention_indices:
+      add(mixer + " layers at cross_attention_layers, self-attention elsewhere");
+      break;
     case layer_rule::parallel_hybrid:
       add("attention and a " + mixer + " mixer side by side in every layer");
       break;
@@ -362,6 +371,9 @@ inline void applied_layers(const posenc::architecture& a, applied_parts& p) {
       break;
     case nope_rule::position_embedding_type:
       add("RoPE iff position_embedding_type is rope (default NoPE)");
+      break;
+    case nope_rule::use_mem_rope:
+      add("RoPE iff use_mem_rope (default NoPE)");
       break;
   }
   if (a.chunked) add("chunked_attention on RoPE layers (default " + std::to_string(a.default_chunk.value_or(0)) + ")");
@@ -410,6 +422,9 @@ inline void applied_scale(const posenc::architecture& a, applied_parts& p) {
       break;
     case scale_rule::inv_head_dim:
       add("scale head_dim^-1");
+      break;
+    case scale_rule::half_head_dim:
+      add("head_dim 2 hidden_size / heads; scale (head_dim / 2)^-0.5");
       break;
     case scale_rule::deberta_cross_terms:
       add("scale (head_dim (1 + n))^-0.5, n = c2p / p2c in pos_att_type");

@@ -316,6 +316,7 @@ FORWARD = {
         "olmo_hybrid": lambda c, i, a: c.rope_parameters is not None and c.rope_parameters.get("rope_theta") is not None,
         # modeling_granitemoehybrid.py: rotary_emb = ... if config.position_embedding_type == "rope" else None
         "granitemoehybrid": lambda c, i, a: c.position_embedding_type == "rope",
+        "zamba2": lambda c, i, a: c.use_mem_rope,  # modeling_zamba2.py line 316: if self.config.use_mem_rope
     },
     # a layer's own base where the model builds one rotary embedding per base: f(config, layer index), 0 = NoPE
     # (modeling_granite_swa.py / modeling_granitemoe_swa.py: rotary_embs by layer_rope_theta)
@@ -337,7 +338,20 @@ FORWARD = {
         "granitemoehybrid": "mamba",  # modeling_granitemoehybrid.py: GraniteMoeHybridMambaLayer
         "nemotron_h": "mamba",  # modeling_nemotron_h.py: NemotronHMamba2Mixer
         "lfm2": "conv", "lfm2_moe": "conv",  # modeling_lfm2.py: Lfm2ShortConv
+        "zamba": "mamba", "zamba2": "mamba",  # modeling_zamba*.py: Zamba*MambaDecoderLayer ("hybrid": attention first)
+        "recurrent_gemma": "linear_attention",  # modeling_recurrent_gemma.py: RecurrentGemmaRecurrentBlock (RG-LRU)
     },
+    # layer types of families that name them otherwise: f(config) -> HF v5 names
+    # (modeling_recurrent_gemma.py line 504: TEMPORAL_BLOCK_CLASSES[config.layers_block_type[layer_idx]])
+    "layer_types": {
+        # modeling_mllama.py line 1027: layer_idx in cross_attention_layers builds MllamaCrossAttentionDecoderLayer
+        "mllama_text_model": lambda c: ["cross_attention" if i in c.cross_attention_layers else "full_attention"
+                                        for i in range(c.num_hidden_layers)],
+        "recurrent_gemma": lambda c: [{"recurrent": "linear_attention", "attention": "full_attention"}[t]
+                                      for t in c.layers_block_type],
+    },
+    # the final-logit soft-cap under another name: f(config) (modeling_recurrent_gemma.py line 771)
+    "final_softcap": {"recurrent_gemma": lambda c: c.logits_soft_cap},
     # families whose attention modules decide causality (is_causal): the encoders and Gemma 3 (bidirectional
     # with use_bidirectional_attention, modeling_gemma3.py line 320); T5's modules say is_decoder (the layers counted
     # are the encoder's, modeling_t5.py T5Attention)
@@ -547,6 +561,8 @@ def expected_for(ref, hf, fwd_rotates):
     Attn, Rot = pick(ns, "Attention", prefix), pick(ns, "RotaryEmbedding", prefix)
     n = text.num_hidden_layers
     types_ = list(getattr(text, "layer_types", None) or getattr(text, "attention_layers", None) or ["full_attention"] * n)
+    if mt in FORWARD["layer_types"]:
+        types_ = FORWARD["layer_types"][mt](text)
     types_ = [{"global": "full_attention", "local": "sliding_attention"}.get(t, t) for t in types_]
     rp = getattr(text, "rope_parameters", None)
     # a rope_theta given as null: no rotary embedding is built (modeling_olmo_hybrid.py: rotary_emb None)
@@ -607,7 +623,7 @@ def expected_for(ref, hf, fwd_rotates):
         head_dim = getattr(text, "hidden_size") // getattr(text, "num_attention_heads")
     rope = any(layer["rope"] for layer in out_layers)
     positional = "rope" if rope else FORWARD["positional"].get(mt, lambda c: "none")(text) or "none"
-    final_cap = getattr(text, "final_logit_softcapping", None)
+    final_cap = FORWARD["final_softcap"].get(mt, lambda c: getattr(c, "final_logit_softcapping", None))(text)
     return {"positional": positional, "head_dim": head_dim,
             "final_logit_softcap": float(final_cap) if final_cap is not None else None,
             "layers": out_layers, "model_type": mt, "config": text}

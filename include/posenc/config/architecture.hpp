@@ -55,6 +55,9 @@ enum class layer_attention : unsigned char {
   conv,     ///< a short convolution mixer (LFM2)
   mlp,      ///< no token mixer at all: an MLP-only layer (Nemotron-H "-")
   moe,      ///< no token mixer at all: an MoE-only layer (Nemotron-H "E")
+  /// cross-attention to another sequence (Mllama's image tokens): keys and values are not the text's, no
+  /// positions are applied, the text tokens do not attend to each other
+  cross,
 };
 
 /// The name a layer kind is reported by (HF v5 layer-type names for softmax attention).
@@ -75,9 +78,11 @@ enum class layer_attention : unsigned char {
     case layer_attention::mlp:
       return "mlp";
     case layer_attention::moe:
+      return "moe";
+    case layer_attention::cross:
       break;
   }
-  return "moe";
+  return "cross_attention";
 }
 
 /// True for the layer kinds that are softmax attention (full, sliding, chunked).
@@ -112,6 +117,16 @@ enum class layer_rule : unsigned char {
   hybrid_pattern,  ///< Nemotron-H hybrid_override_pattern: one letter per layer (M mixer, * attention, - MLP, E MoE)
   hybrid_block_types,  ///< layer_types / layers_block_type required ("mamba", "attention"); absent: every layer the
                        ///< mixer
+  /// Zamba / Zamba2 layers_block_type ("hybrid": the shared attention block, then the mixer); absent: Zamba's
+  /// [mixer, mixer, attention] + attention iff i % attn_layer_period == attn_layer_offset over the rest
+  /// (default_period / default_offset), Zamba2's fixed 54-layer list (default_period 0)
+  zamba_block_types,
+  /// RecurrentGemma block_types cycled over the layers ("recurrent": the mixer; "attention": local attention,
+  /// sliding with the window)
+  block_types_cycle,
+  /// Mllama cross_attention_layers: those layers are the mixer (cross-attention), the others full attention;
+  /// absent: default_layer_indices (the config class's list)
+  cross_attention_indices,
   block_configs,    ///< DeciLM / Nemotron-NAS block_configs: a layer whose attention is a no-op or a linear map is the
                     ///< mixer (no token mixing); GGUF: a KV head count of 0
   parallel_hybrid,  ///< Falcon-H1: every layer runs attention and the mixer side by side (attention reported)
@@ -132,6 +147,7 @@ enum class nope_rule : unsigned char {
   no_rope_layers,           ///< Llama 4 / SmolLM3: no_rope_layers[i] == 0
   all,                      ///< no attention layer rotates (Jamba, Nemotron-H: the mixers carry position)
   position_embedding_type,  ///< Granite 4.0-H: RoPE iff position_embedding_type == "rope" (class default NoPE)
+  use_mem_rope,             ///< Zamba2: RoPE iff use_mem_rope (class default false)
 };
 
 /// What the sliding layers' RoPE is when the config gives one RoPE (legacy keys).
@@ -155,6 +171,7 @@ enum class scale_rule : unsigned char {
   /// DeBERTa: (head_dim (1 + n))^-0.5, n the cross terms of pos_att_type (c2p, p2c), also without
   /// relative_attention; with it the deberta_relative encoder carries the (1 + n)^-0.5
   deberta_cross_terms,
+  half_head_dim,  ///< Zamba / Zamba2: (head_dim / 2)^-0.5, head_dim the width of the doubled attention input
 };
 
 /// One family.
@@ -171,6 +188,9 @@ struct architecture {
   double default_partial = 1;    ///< class default of the rotated fraction (or rotary_dim for GPT-J)
   double default_theta = 10000;  ///< class default rope_theta
   int default_head_dim = 0;      ///< class default head_dim (0: hidden_size / num_attention_heads)
+  /// without a head_dim, head_dim = head_dim_hidden_factor * hidden_size / num_attention_heads (Zamba: 2, the
+  /// attention reads the hidden states concatenated with the embeddings)
+  int head_dim_hidden_factor = 1;
   /// the config class replaces a top-level partial_rotary_factor by default_partial (Bamba); a
   /// rope_parameters.partial_rotary_factor still wins
   bool partial_fixed = false;
@@ -179,8 +199,9 @@ struct architecture {
   bool indices_default_attention = false;           ///< hybrid_indices without the key: every layer attention (LFM2)
   int default_period = 0;                           ///< class default of the pattern / interval / period
   int default_offset = 0;                           ///< class default of attn_layer_offset (Jamba)
-  bool first_layer_full = false;  ///< the class-default period also makes layer 0 full (MiMo-V2-Flash)
-  bool period_first = false;      ///< period rule: layer i is full iff i % period == 0 (else (i + 1) % period == 0)
+  std::string_view default_layer_indices{};  ///< cross_attention_indices: the class default list, comma-separated
+  bool first_layer_full = false;             ///< the class-default period also makes layer 0 full (MiMo-V2-Flash)
+  bool period_first = false;  ///< period rule: layer i is full iff i % period == 0 (else (i + 1) % period == 0)
   std::optional<std::int64_t> default_window{};  ///< class default of sliding_window
   int default_max_window_layers = 0;             ///< Qwen2 family
   nope_rule nope = nope_rule::none;

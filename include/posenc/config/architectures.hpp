@@ -50,7 +50,7 @@ inline constexpr P inter = P::interleaved;
 #define POSENC_HF_V5 "transformers@008e574391258935f3ecc3035c882e73bbcac419"
 
 /// The table. Rows sharing an HF model_type are told apart by `variant` in find_hf_architecture.
-inline constexpr std::array<architecture, 175> table{{
+inline constexpr std::array<architecture, 186> table{{
     {.family = "Llama 1-3",
      .hf_model_type = "llama",
      .hf_aliases = "aria_text,aria",
@@ -1028,6 +1028,124 @@ inline constexpr std::array<architecture, 175> table{{
                 "attn_config.rope_theta is not read, base 10000 unless rope_theta / rope_parameters give one; run by "
                 "tests/golden/gen_conformance.py); llama.cpp@b97ebdc9 convert_hf_to_gguf.py (freq_base = "
                 "attn_config.rope_theta) and src/models/dbrx.cpp (NEOX)"},
+    {.family = "Zamba",
+     .hf_model_type = "zamba",
+     .positional = positional_family::none,
+     .head_dim_hidden_factor = 2,
+     .layers = layer_rule::zamba_block_types,
+     .mixer = layer_attention::mamba,
+     .default_period = 6,
+     .default_offset = 4,
+     .nope = nope_rule::all,
+     .scale = scale_rule::half_head_dim,
+     .defaults = "hidden_size=3712,num_attention_heads=16,num_key_value_heads=16,num_hidden_layers=76",
+     .spellings = "layer_types=layers_block_type,head_dim=attention_head_dim",
+     .sources = "models/zamba/configuration_zamba.py transformers@decba1d2 (attention_head_dim or 2 hidden_size / "
+                "heads; layers_block_type default [mamba, mamba, hybrid] + hybrid iff i % attn_layer_period (6) == "
+                "attn_layer_offset (4)); modeling_zamba.py lines 113-180 (ZambaAttention: no positional encoding, "
+                "scaling (head_dim / 2)^-0.5, causal; a hybrid layer runs the shared attention block, then Mamba)"},
+    {.family = "Zamba2",
+     .hf_model_type = "zamba2",
+     .head_dim_hidden_factor = 2,
+     .layers = layer_rule::zamba_block_types,
+     .mixer = layer_attention::mamba,
+     .nope = nope_rule::use_mem_rope,
+     .scale = scale_rule::half_head_dim,
+     .defaults = "hidden_size=2560,num_attention_heads=32,num_hidden_layers=54",
+     .spellings = "layer_types=layers_block_type,head_dim=attention_head_dim",
+     .sources = "models/zamba2/configuration_zamba2.py transformers@decba1d2 (attention_head_dim = 2 hidden_size / "
+                "heads, the default 54-entry layers_block_type, use_mem_rope false); modeling_zamba2.py lines 92-130 "
+                "(rotary over head_dim, half_split), 219-337 (scaling (head_dim / 2)^-0.5, RoPE iff use_mem_rope, "
+                "causal; the adapters act on the projections), 1212-1248 (hybrid: shared attention, then Mamba-2); "
+                "run by tests/golden/gen_conformance.py"},
+    {.family = "RecurrentGemma (Griffin)",
+     .hf_model_type = "recurrent_gemma",
+     .layers = layer_rule::block_types_cycle,
+     .mixer = layer_attention::linear,
+     .default_window = 2048,
+     .softcap = true,
+     .default_final_softcap = 30.0,
+     .defaults = "hidden_size=2560,num_attention_heads=10,num_hidden_layers=26",
+     .spellings = "sliding_window=attention_window_size,final_logit_softcapping=logits_soft_cap",
+     .sources = "models/recurrent_gemma/configuration_recurrent_gemma.py transformers@decba1d2 (block_types "
+                "(recurrent, recurrent, attention) cycled over the layers, attention_window_size 2048, head_dim = "
+                "hidden_size / heads, logits_soft_cap 30); modeling_recurrent_gemma.py lines 66-130 (the rotary "
+                "embedding's own default parameters span head_dim: partial_rotary_factor is not read), 208-270 "
+                "(scaling head_dim^-0.5, sliding_window), 291-480 (RG-LRU recurrent block: no attention), 771 (final "
+                "soft-cap); run by tests/golden/gen_conformance.py"},
+    {.family = "DeepSeek-V4",
+     .hf_model_type = "deepseek_v4",
+     .refused = "layer_types: DeepSeek-V4's compressed_sparse_attention and heavily_compressed_attention layers attend "
+                "to learned compressions of the keys (compress_rates), the sparse ones to the top-k entries a learned "
+                "indexer picks, beside a sliding window with per-head sinks; posenc does not model compressed or "
+                "content-dependent sparse attention",
+     .sources = "models/deepseek_v4/configuration_deepseek_v4.py transformers@decba1d2 (layer_types default "
+                "heavily_compressed_attention x 2 then CSA / HCA interleaved, compress_rates 4 / 128, index_topk 512, "
+                "sliding_window 128); modeling_deepseek_v4.py lines 450-700 (compressor, Lightning Indexer top-k), "
+                "746-790 (sinks)"},
+    {.family = "Mllama (Llama 3.2 Vision)",
+     .hf_model_type = "mllama_text_model",
+     .hf_aliases = "mllama",
+     .default_theta = 500000,
+     .layers = layer_rule::cross_attention_indices,
+     .mixer = layer_attention::cross,
+     .default_layer_indices = "3,8,13,18,23,28,33,38",
+     .defaults = "hidden_size=4096,num_attention_heads=32,num_key_value_heads=8,num_hidden_layers=40",
+     .sources = "models/mllama/configuration_mllama.py transformers@decba1d2 (MllamaTextConfig: default_theta 5e5, "
+                "cross_attention_layers default [3, 8, 13, 18, 23, 28, 33, 38]); modeling_mllama.py lines 384-470 "
+                "(MllamaTextCrossAttention: keys and values from the image states, no RoPE), 502-560 (self-attention: "
+                "half_split RoPE, head_dim^-0.5, causal), 1023-1030 (layer_idx in cross_attention_layers); run by "
+                "tests/golden/gen_conformance.py"},
+    {.family = "T5Gemma",
+     .hf_model_type = "t5gemma",
+     .hf_aliases = "t5_gemma_module",
+     .refused = "is_encoder_decoder: T5Gemma is an encoder-decoder of two Gemma 2 stacks with their own configurations "
+                "(encoder / decoder): the encoder bidirectional with a symmetric sliding window, the decoder causal "
+                "with a cross-attention to the encoder in every layer; posenc's layered configuration holds one stack "
+                "of self-attention layers",
+     .sources = "models/t5gemma/configuration_t5gemma.py transformers@decba1d2 (T5GemmaConfig encoder / decoder "
+                "T5GemmaModuleConfig, is_decoder); modeling_t5gemma.py lines 234-390 (is_causal = is_decoder, "
+                "T5GemmaCrossAttention), 670-690 (bidirectional sliding masks in the encoder)"},
+    {.family = "T5Gemma 2",
+     .hf_model_type = "t5gemma2",
+     .hf_aliases = "t5gemma2_text,t5gemma2_encoder,t5gemma2_decoder",
+     .refused = "is_encoder_decoder: T5Gemma 2 is an encoder-decoder (a bidirectional Gemma 3 encoder with a vision "
+                "tower, a causal decoder whose layers merge self- and cross-attention), two layer stacks with their "
+                "own configurations; posenc's layered configuration holds one stack of self-attention layers",
+     .sources = "models/t5gemma2/configuration_t5gemma2.py and modeling_t5gemma2.py transformers@decba1d2"},
+    {.family = "Dia",
+     .hf_model_type = "dia",
+     .hf_aliases = "dia_encoder,dia_decoder",
+     .refused = "is_encoder_decoder: Dia is an encoder-decoder (encoder_config: a bidirectional RoPE encoder; "
+                "decoder_config: a causal RoPE decoder with cross-attention to the encoder), two layer stacks with "
+                "their own configurations; posenc's layered configuration holds one stack of self-attention layers",
+     .sources = "models/dia/configuration_dia.py and modeling_dia.py transformers@decba1d2"},
+    {.family = "DiffusionGemma",
+     .hf_model_type = "diffusion_gemma_text",
+     .hf_aliases = "diffusion_gemma",
+     .refused = "global_head_dim: DiffusionGemma's full-attention layers have their own head width (global_head_dim, "
+                "512 by default, per_layer_config) and rotate with the 'proportional' partial RoPE over it, and "
+                "use_bidirectional_attention attends both ways over image or all tokens; posenc's layered "
+                "configuration has one head width",
+     .sources = "models/diffusion_gemma/configuration_diffusion_gemma.py transformers@decba1d2 (__post_init__: "
+                "per_layer_config head_dim = global_head_dim on full layers, rope_parameters full_attention "
+                "proportional partial_rotary_factor 0.25 theta 1e6, sliding 1e4, use_bidirectional_attention)"},
+    {.family = "Moshi",
+     .hf_model_type = "moshi",
+     .defaults = "hidden_size=4096,num_attention_heads=32,num_hidden_layers=32",
+     .sources = "models/moshi/configuration_moshi.py transformers@decba1d2 (head_dim or hidden_size / heads, rope "
+                "theta 10000 by default, sliding_window 3000 not read by the attention); modeling_moshi.py lines "
+                "272-330 (rotary over head_dim, half_split), 421-500 (MoshiAttention: head_dim^-0.5, causal, RoPE in "
+                "the main decoder), 857 (create_causal_mask: no window)"},
+    {.family = "Moshi depth decoder",
+     .hf_model_type = "moshi_depth",
+     .positional = positional_family::none,
+     .nope = nope_rule::all,
+     .defaults = "hidden_size=1024,num_attention_heads=16,num_hidden_layers=6",
+     .sources = "models/moshi/configuration_moshi.py transformers@decba1d2 (MoshiDepthConfig, sliding_window 8 not "
+                "read); modeling_moshi.py lines 421-460, 613 (MoshiDecoderLayer(use_flexible_linear=True, "
+                "use_rope=False): no positions in the attention; the codebook index selects the projections' "
+                "weights, the caller's), 739 (create_causal_mask: no window)"},
     {.family = "DeciLM / Nemotron-NAS",
      .hf_model_type = "deci",
      .hf_aliases = "nemotron-nas",

@@ -149,7 +149,8 @@ inline std::ptrdiff_t layer_head_dim(const context& c, const model_config& m) {
   if (auto hd = t.int32("head_dim", 1)) return *hd;
   if (auto dkv = t.int32("d_kv", 1)) return *dkv;
   const auto hidden = t.int32("hidden_size", 1), heads = m.num_attention_heads;
-  if (hidden && heads && *heads > 0 && *hidden % *heads == 0) return *hidden / *heads;
+  const std::int64_t f = c.known && !c.v.gguf() ? c.A.head_dim_hidden_factor : 1;  // Zamba: 2 hidden / heads
+  if (hidden && heads && *heads > 0 && f * *hidden % *heads == 0) return f * *hidden / *heads;
   return 0;
 }
 

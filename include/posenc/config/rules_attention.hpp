@@ -194,6 +194,9 @@ inline double rule_scale(const context& c, std::ptrdiff_t head_dim, int n) {
     case scale_rule::inv_head_dim:
       scale = head_dim > 0 ? 1.0 / static_cast<double>(head_dim) : 0.0;
       break;
+    case scale_rule::half_head_dim:  // Zamba: (head_dim / 2)^-0.5
+      scale = head_dim > 0 ? std::sqrt(2.0 / static_cast<double>(head_dim)) : 0.0;
+      break;
     case scale_rule::deberta_cross_terms:  // with relative_attention the encoder applies (1 + n)^-0.5
       if (!t.boolean("relative_attention").value_or(false)) scale /= std::sqrt(1.0 + deberta_cross_terms(c));
       break;
@@ -452,6 +455,7 @@ inline void rule_unknown_rotary_keys(const context& c) {
       continue;  // an alias folded onto its logical key
     if (m.key.find("rope") == std::string::npos && m.key.find("rotary") == std::string::npos) continue;
     if (std::find(std::begin(known), std::end(known), m.key) != std::end(known)) continue;
+    if (m.key == "use_mem_rope" && c.known && c.A.nope == nope_rule::use_mem_rope) continue;  // Zamba2 reads it
     c.warn(c.v.name(m.key) + ": unknown rotary key; ignored");
   }
 }

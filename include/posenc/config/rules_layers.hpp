@@ -193,6 +193,83 @@ inline kinds_t from_attention_types(const context& c, int n) {
   return k;
 }
 
+/// Zamba / Zamba2 without layers_block_type: the config class's default list.
+inline kinds_t zamba_default_kinds(const context& c, int n) {
+  kinds_t k(static_cast<std::size_t>(n), c.A.mixer);
+  if (c.A.default_period == 0) {  // Zamba2Config: ["mamba"] + (["mamba"] * 5 + ["hybrid"]) * 7 + ... (54 layers)
+    if (n != 54)
+      throw config_error(
+          c.v.name("layers_block_type"), "absent",
+          "a list of " + c.v.name("num_hidden_layers") + " = " + std::to_string(n) +
+              " layer types (the class default has 54 entries, and the model builds its layers from it)");
+    for (int i : {6, 12, 18, 24, 30, 36, 42, 47, 51}) k[static_cast<std::size_t>(i)] = layer_attention::full;
+    return k;
+  }
+  // ZambaConfig: ["mamba", "mamba", "hybrid"] + ["hybrid" if i % period == offset else "mamba" for i < n - 3]
+  const auto& t = c.top();
+  const auto period = t.int32("attn_layer_period", 1).value_or(c.A.default_period);
+  const auto offset = t.int32("attn_layer_offset", 0).value_or(c.A.default_offset);
+  for (int i = 0; i < n; ++i)
+    if (i == 2 || (i >= 3 && (i - 3) % period == offset)) k[static_cast<std::size_t>(i)] = layer_attention::full;
+  return k;
+}
+
+/// RecurrentGemma block_types cycled over the layers: "recurrent" the mixer, "attention" local attention.
+inline kinds_t from_block_types(const context& c, int n, const std::optional<std::int64_t>& window) {
+  const config_value* b = c.top().get("block_types");
+  const std::string key = c.v.name("block_types");
+  std::vector<std::string> names{"recurrent", "recurrent", "attention"};  // the class default
+  if (b) {
+    if (!b->is_list() || b->items().empty()) throw config_error(key, b->to_text(), "a list of block types");
+    names.clear();
+    for (const auto& e : b->items()) {
+      if (!e.is_string() || (e.as_string() != "recurrent" && e.as_string() != "attention"))
+        throw config_error(key, b->to_text(), "a list of \"recurrent\" / \"attention\"");
+      names.push_back(e.as_string());
+    }
+  }
+  kinds_t k(static_cast<std::size_t>(n), c.A.mixer);
+  const layer_attention attn = window ? layer_attention::sliding : layer_attention::full;
+  for (std::size_t i = 0; i < k.size(); ++i)
+    if (names[i % names.size()] == "attention") k[i] = attn;
+  return k;
+}
+
+/// Mllama cross_attention_layers: the listed layers are the mixer (cross-attention), the rest full attention.
+/// The model tests `layer_idx in cross_attention_layers`: an index outside the layers selects none (reported).
+inline kinds_t from_cross_indices(const context& c, int n) {
+  kinds_t k(static_cast<std::size_t>(n), layer_attention::full);
+  const std::string key = c.v.name("cross_attention_layers");
+  auto mark = [&](std::int64_t i, const std::string& at, const std::string& text) {
+    if (i >= 0 && i < n)
+      k[static_cast<std::size_t>(i)] = c.A.mixer;
+    else
+      c.warn(at + " = " + text + ": no such layer (" + c.v.name("num_hidden_layers") + " = " + std::to_string(n) +
+             "); the model selects none there");
+  };
+  const config_value* v = c.top().get("cross_attention_layers");
+  if (v && !v->is_null()) {
+    if (!v->is_list()) throw config_error(key, v->to_text(), "a list of layer indices");
+    for (std::size_t i = 0; i < v->items().size(); ++i) {
+      const auto& e = v->items()[i];
+      const std::string at = key + "[" + std::to_string(i) + "]";
+      if (!e.is_integer()) throw config_error(at, e.to_text(), "a layer index");
+      mark(e.as_integer(), at, e.to_text());
+    }
+    return k;
+  }
+  std::string_view list = c.A.default_layer_indices;  // the config class's default
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    const std::string item(list.substr(0, comma));
+    if (!(n > std::stoi(item))) break;  // the default list's entries beyond the layers select none
+    k[static_cast<std::size_t>(std::stoi(item))] = c.A.mixer;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return k;
+}
+
 /// Hybrid families without an explicit list: the family's own declaration of its attention layers.
 inline kinds_t hybrid_kinds(const context& c, int n, const std::optional<std::int64_t>& window) {
   const auto& t = c.top();
@@ -233,6 +310,12 @@ inline kinds_t hybrid_kinds(const context& c, int n, const std::optional<std::in
     case layer_rule::hybrid_block_types:
       std::fill(k.begin(), k.end(), c.A.mixer);
       return k;
+    case layer_rule::zamba_block_types:
+      return zamba_default_kinds(c, n);
+    case layer_rule::block_types_cycle:
+      return from_block_types(c, n, window);
+    case layer_rule::cross_attention_indices:
+      return from_cross_indices(c, n);
     case layer_rule::block_configs:
       return from_block_configs(c, n);
     default:
@@ -532,6 +615,7 @@ inline std::vector<bool> rule_nope(const context& c, bool rope, const kinds_t& k
       r = false;
     if (rule == nope_rule::all) r = false;
     if (rule == nope_rule::position_embedding_type && !pet_rope) r = false;
+    if (rule == nope_rule::use_mem_rope && !c.top().boolean("use_mem_rope").value_or(false)) r = false;
     rotating[i] = r;
   }
   return rotating;

@@ -141,11 +141,12 @@ inline std::optional<int> head_width(const context& c) {
   if (c.known && c.A.default_head_dim && !c.v.gguf()) return c.A.default_head_dim;
   const auto hidden = t.int32("hidden_size", 1), heads = t.int32("num_attention_heads", 1);
   if (!hidden || !heads) return std::nullopt;
-  if (*hidden % *heads != 0)
+  const std::int64_t f = c.known && !c.v.gguf() ? c.A.head_dim_hidden_factor : 1;  // Zamba: 2 hidden / heads
+  if (f * *hidden % *heads != 0)
     throw config_error(
         c.v.name("hidden_size"), detail::to_text(*hidden),
         "a multiple of " + c.v.name("num_attention_heads") + " = " + detail::to_text(*heads) + " (or give head_dim)");
-  return *hidden / *heads;
+  return static_cast<int>(f * *hidden / *heads);
 }
 
 /// DeepSeek MLA: each query head is [nope | rope]; RoPE acts on the rope slice, R = qk_rope_head_dim.
