@@ -26,12 +26,13 @@ layered_config load(const nlohmann::json& j) {
 std::string kinds(const layered_config& c) {
   std::string s;
   for (const auto& l : c.layers)
-    s += l.attention == layer_attention::full      ? 'F'
-         : l.attention == layer_attention::sliding ? 'S'
-         : l.attention == layer_attention::mamba   ? 'M'
-         : l.attention == layer_attention::linear  ? 'L'
-         : l.attention == layer_attention::cross   ? 'X'
-                                                   : '?';
+    s += l.attention == layer_attention::full        ? 'F'
+         : l.attention == layer_attention::sliding   ? 'S'
+         : l.attention == layer_attention::mamba     ? 'M'
+         : l.attention == layer_attention::linear    ? 'L'
+         : l.attention == layer_attention::cross     ? 'X'
+         : l.attention == layer_attention::recurrent ? 'R'
+                                                     : '?';
   return s;
 }
 
@@ -88,7 +89,7 @@ TEST_CASE("RecurrentGemma: block_types cycled, attention layers slide", "[layere
                              {"attention_window_size", 64},
                              {"partial_rotary_factor", 0.5}};
   const auto c = load(rg);
-  CHECK(kinds(c) == "SLSLS");
+  CHECK(kinds(c) == "SRSRS");
   CHECK(c.layers[0].window == 64);
   REQUIRE(c.layers[0].rope);
   CHECK(c.layers[0].rope->head_dim == 128);  // the whole head rotates: partial_rotary_factor is not read

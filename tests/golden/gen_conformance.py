@@ -339,7 +339,7 @@ FORWARD = {
         "nemotron_h": "mamba",  # modeling_nemotron_h.py: NemotronHMamba2Mixer
         "lfm2": "conv", "lfm2_moe": "conv",  # modeling_lfm2.py: Lfm2ShortConv
         "zamba": "mamba", "zamba2": "mamba",  # modeling_zamba*.py: Zamba*MambaDecoderLayer ("hybrid": attention first)
-        "recurrent_gemma": "linear_attention",  # modeling_recurrent_gemma.py: RecurrentGemmaRecurrentBlock (RG-LRU)
+        "recurrent_gemma": "recurrent",  # modeling_recurrent_gemma.py: RecurrentGemmaRecurrentBlock (RG-LRU)
     },
     # layer types of families that name them otherwise: f(config) -> HF v5 names
     # (modeling_recurrent_gemma.py line 504: TEMPORAL_BLOCK_CLASSES[config.layers_block_type[layer_idx]])
@@ -347,7 +347,7 @@ FORWARD = {
         # modeling_mllama.py line 1027: layer_idx in cross_attention_layers builds MllamaCrossAttentionDecoderLayer
         "mllama_text_model": lambda c: ["cross_attention" if i in c.cross_attention_layers else "full_attention"
                                         for i in range(c.num_hidden_layers)],
-        "recurrent_gemma": lambda c: [{"recurrent": "linear_attention", "attention": "full_attention"}[t]
+        "recurrent_gemma": lambda c: [{"recurrent": "recurrent", "attention": "full_attention"}[t]
                                       for t in c.layers_block_type],
     },
     # the final-logit soft-cap under another name: f(config) (modeling_recurrent_gemma.py line 771)

@@ -47,14 +47,15 @@ enum class positional_family : unsigned char { rope, alibi, t5_buckets, learned,
 /// The kind of a layer. Softmax attention (full, sliding, chunked) or one of the token mixers of
 /// hybrid models, on which posenc applies nothing (no positions, no softmax).
 enum class layer_attention : unsigned char {
-  full,     ///< every earlier key ("full_attention")
-  sliding,  ///< the last `window` keys ("sliding_attention")
-  chunked,  ///< keys of the same chunk of `chunk_size` tokens (Llama 4 "chunked_attention")
-  linear,   ///< linear attention (Qwen3-Next gated DeltaNet, MiniMax lightning, Kimi delta attention)
-  mamba,    ///< a Mamba / Mamba-2 state-space mixer (Jamba, Bamba, Granite 4.0-H, Nemotron-H, ...)
-  conv,     ///< a short convolution mixer (LFM2)
-  mlp,      ///< no token mixer at all: an MLP-only layer (Nemotron-H "-")
-  moe,      ///< no token mixer at all: an MoE-only layer (Nemotron-H "E")
+  full,       ///< every earlier key ("full_attention")
+  sliding,    ///< the last `window` keys ("sliding_attention")
+  chunked,    ///< keys of the same chunk of `chunk_size` tokens (Llama 4 "chunked_attention")
+  linear,     ///< linear attention (Qwen3-Next gated DeltaNet, MiniMax lightning, Kimi delta attention)
+  mamba,      ///< a Mamba / Mamba-2 state-space mixer (Jamba, Bamba, Granite 4.0-H, Nemotron-H, ...)
+  conv,       ///< a short convolution mixer (LFM2)
+  mlp,        ///< no token mixer at all: an MLP-only layer (Nemotron-H "-")
+  moe,        ///< no token mixer at all: an MoE-only layer (Nemotron-H "E")
+  recurrent,  ///< a gated linear recurrence (RecurrentGemma's RG-LRU block)
   /// cross-attention to another sequence (Mllama's image tokens): keys and values are not the text's, no
   /// positions are applied, the text tokens do not attend to each other
   cross,
@@ -79,6 +80,8 @@ enum class layer_attention : unsigned char {
       return "mlp";
     case layer_attention::moe:
       return "moe";
+    case layer_attention::recurrent:
+      return "recurrent";
     case layer_attention::cross:
       break;
   }

@@ -1061,7 +1061,7 @@ inline constexpr std::array<architecture, 186> table{{
     {.family = "RecurrentGemma (Griffin)",
      .hf_model_type = "recurrent_gemma",
      .layers = layer_rule::block_types_cycle,
-     .mixer = layer_attention::linear,
+     .mixer = layer_attention::recurrent,
      .default_window = 2048,
      .softcap = true,
      .default_final_softcap = 30.0,
