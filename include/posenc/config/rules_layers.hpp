@@ -258,15 +258,8 @@ inline kinds_t from_cross_indices(const context& c, int n) {
     }
     return k;
   }
-  std::string_view list = c.A.default_layer_indices;  // the config class's default
-  while (!list.empty()) {
-    const auto comma = list.find(',');
-    const std::string item(list.substr(0, comma));
-    if (!(n > std::stoi(item))) break;  // the default list's entries beyond the layers select none
-    k[static_cast<std::size_t>(std::stoi(item))] = c.A.mixer;
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
+  for (int i = 0; i < n; ++i)  // the config class's default; its entries beyond the layers select none
+    if (detail::arch::in_list(c.A.default_layer_indices, std::to_string(i))) k[static_cast<std::size_t>(i)] = c.A.mixer;
   return k;
 }
 
