@@ -6,8 +6,9 @@
 // std::bfloat16_t, which GCC 12 / Clang 14 do not provide portably.
 #pragma once
 
-#include <bit>
 #include <cstdint>
+
+#include <posenc/core/platform.hpp>
 
 namespace posenc::inline v0 {
 
@@ -16,17 +17,21 @@ struct bfloat16 {
   std::uint16_t bits = 0;
 
   bfloat16() = default;
-  explicit bfloat16(float f) noexcept : bits(from_float(f)) {}
-  [[nodiscard]] static constexpr bfloat16 from_bits(std::uint16_t b) noexcept {
+  POSENC_FORCE_INLINE explicit bfloat16(float f) noexcept : bits(from_float(f)) {}
+  [[nodiscard]] POSENC_FORCE_INLINE static constexpr bfloat16 from_bits(std::uint16_t b) noexcept {
     bfloat16 r;
     r.bits = b;
     return r;
   }
-  explicit operator float() const noexcept { return std::bit_cast<float>(std::uint32_t{bits} << 16); }
+  // The conversions are forced inline and use the builtin rather than std::bit_cast: the kernels' target
+  // regions fix their own tuning (kernels/ops/begin_avx2.inl), and GCC inlines nothing else across that.
+  POSENC_FORCE_INLINE explicit operator float() const noexcept {
+    return __builtin_bit_cast(float, std::uint32_t{bits} << 16);
+  }
   friend bool operator==(bfloat16, bfloat16) = default;  // bitwise
 
-  [[nodiscard]] static std::uint16_t from_float(float f) noexcept {
-    std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  [[nodiscard]] POSENC_FORCE_INLINE static std::uint16_t from_float(float f) noexcept {
+    std::uint32_t x = __builtin_bit_cast(std::uint32_t, f);
     if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // quiet NaN
     x += 0x7fffu + ((x >> 16) & 1u);  // round to nearest even; carries into the exponent correctly
     return static_cast<std::uint16_t>(x >> 16);
@@ -38,17 +43,19 @@ struct float16 {
   std::uint16_t bits = 0;
 
   float16() = default;
-  explicit float16(float f) noexcept : bits(from_float(f)) {}
-  [[nodiscard]] static constexpr float16 from_bits(std::uint16_t b) noexcept {
+  POSENC_FORCE_INLINE explicit float16(float f) noexcept : bits(from_float(f)) {}
+  [[nodiscard]] POSENC_FORCE_INLINE static constexpr float16 from_bits(std::uint16_t b) noexcept {
     float16 r;
     r.bits = b;
     return r;
   }
-  explicit operator float() const noexcept { return std::bit_cast<float>(to_float_bits(bits)); }
+  POSENC_FORCE_INLINE explicit operator float() const noexcept {
+    return __builtin_bit_cast(float, to_float_bits(bits));
+  }
   friend bool operator==(float16, float16) = default;  // bitwise
 
-  [[nodiscard]] static std::uint16_t from_float(float f) noexcept {
-    std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  [[nodiscard]] POSENC_FORCE_INLINE static std::uint16_t from_float(float f) noexcept {
+    std::uint32_t x = __builtin_bit_cast(std::uint32_t, f);
     const std::uint32_t sign = (x >> 16) & 0x8000u;
     x &= 0x7fffffffu;
     std::uint32_t h;
@@ -58,8 +65,8 @@ struct float16 {
       h = 0x7c00u;
     } else if (x < 0x38800000u) {                  // below 2^-14: subnormal or zero; let the FPU round at 2^-24
       constexpr std::uint32_t magic = 126u << 23;  // 0.5f: aligns the half ulp with the float ulp
-      const float t = std::bit_cast<float>(x) + std::bit_cast<float>(magic);
-      h = std::bit_cast<std::uint32_t>(t) - magic;
+      const float t = __builtin_bit_cast(float, x) + __builtin_bit_cast(float, magic);
+      h = __builtin_bit_cast(std::uint32_t, t) - magic;
     } else {
       const std::uint32_t odd = (x >> 13) & 1u;
       x += (static_cast<std::uint32_t>(15 - 127) << 23) + 0xfffu + odd;
@@ -68,7 +75,7 @@ struct float16 {
     return static_cast<std::uint16_t>(sign | h);
   }
 
-  [[nodiscard]] static constexpr std::uint32_t to_float_bits(std::uint16_t b) noexcept {
+  [[nodiscard]] POSENC_FORCE_INLINE static constexpr std::uint32_t to_float_bits(std::uint16_t b) noexcept {
     const std::uint32_t sign = std::uint32_t{b & 0x8000u} << 16;
     const std::uint32_t exp = (b >> 10) & 0x1fu;
     std::uint32_t mant = b & 0x3ffu;

@@ -21,7 +21,6 @@
 // The SIMD rows (kernels/q8_0.hpp) are bit-exact with these. Not here: other ggml types (q4_0, K-quants).
 #pragma once
 
-#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -38,9 +37,11 @@ struct block_q8_0 {
   std::int8_t qs[values];            ///< the quants
 
   /// Value j (< 32) in float: qs[j] * d, exact.
-  [[nodiscard]] float value(int j) const noexcept { return static_cast<float>(qs[j]) * static_cast<float>(d); }
+  [[nodiscard]] POSENC_FORCE_INLINE float value(int j) const noexcept {
+    return static_cast<float>(qs[j]) * static_cast<float>(d);
+  }
   /// The scale in float.
-  [[nodiscard]] float scale() const noexcept { return static_cast<float>(d); }
+  [[nodiscard]] POSENC_FORCE_INLINE float scale() const noexcept { return static_cast<float>(d); }
   /// True when a value of the block can be Inf or NaN: the scale is not finite (0 x Inf is NaN).
   [[nodiscard]] bool nonfinite() const noexcept { return (d.bits & 0x7c00u) == 0x7c00u; }
 };
@@ -54,32 +55,33 @@ namespace q8_0 {
 inline constexpr int block = block_q8_0::values;
 
 /// ggml's fp32 -> fp16 for the scale: round to nearest even, overflow to infinity, NaN to sign | 0x7e00.
-[[nodiscard]] inline float16 scale_to_half(float d) noexcept {
-  const std::uint32_t x = std::bit_cast<std::uint32_t>(d);
+[[nodiscard]] POSENC_FORCE_INLINE float16 scale_to_half(float d) noexcept {
+  const std::uint32_t x = __builtin_bit_cast(std::uint32_t, d);
   if ((x & 0x7fffffffu) > 0x7f800000u)
     return float16::from_bits(static_cast<std::uint16_t>(((x >> 16) & 0x8000u) | 0x7e00u));
   return float16(d);
 }
 
 /// roundf(v) stored as int8 the way the banner says (low byte of the int32 conversion).
-[[nodiscard]] inline std::int8_t round_quant(float v) noexcept {
-  // std::round: halves away from zero, as roundf; NaN fails the comparison
-  const std::int32_t r = std::fabs(v) < 0x1p31f ? static_cast<std::int32_t>(std::round(v)) : INT32_MIN;
+[[nodiscard]] POSENC_FORCE_INLINE std::int8_t round_quant(float v) noexcept {
+  // roundf: halves away from zero; NaN fails the comparison. The builtins, not std::round / std::fabs,
+  // whose float overloads GCC would not inline into the kernels' target regions (core/half.hpp).
+  const std::int32_t r = __builtin_fabsf(v) < 0x1p31f ? static_cast<std::int32_t>(__builtin_roundf(v)) : INT32_MIN;
   return static_cast<std::int8_t>(static_cast<std::uint8_t>(static_cast<std::uint32_t>(r) & 0xffu));
 }
 
 /// The scale of a block (d in fp32, before the fp16 rounding) and 1 / d, from its 32 values.
-[[nodiscard]] inline float block_scale(const float* x) noexcept {
+[[nodiscard]] POSENC_FORCE_INLINE float block_scale(const float* x) noexcept {
   float amax = 0.0f;
   for (int j = 0; j < block; ++j) {
-    const float a = std::fabs(x[j]);
+    const float a = __builtin_fabsf(x[j]);
     amax = amax > a ? amax : a;  // ggml's MAX(amax, fabsf(v)), NaN order included
   }
   return amax / 127.0f;
 }
 
 /// Quantises one block of 32 values (the scalar reference every SIMD row is tested against).
-inline void quantize_block(const float* x, block_q8_0& y) noexcept {
+POSENC_FORCE_INLINE void quantize_block(const float* x, block_q8_0& y) noexcept {
   const float d = block_scale(x);
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   y.d = scale_to_half(d);

@@ -63,7 +63,7 @@ namespace exact {
 
 /// p = a + b with a = double(p) and b exact. a is 2^63 for p >= 2^63 - 512; b is then computed
 /// without ever converting 2^63 back to int64 (undefined behaviour).
-inline void split_position(std::int64_t p, double& a, double& b) noexcept {
+POSENC_FORCE_INLINE void split_position(std::int64_t p, double& a, double& b) noexcept {
   a = static_cast<double>(p);
   if (a >= 9.2233720368547758e18) {
     b = static_cast<double>(p - INT64_MAX) - 1.0;
@@ -74,7 +74,7 @@ inline void split_position(std::int64_t p, double& a, double& b) noexcept {
 
 /// The angle p * w reduced into [-pi, pi] (approximately; |r| <= pi + 1e-15). See the banner for
 /// the accuracy at every position.
-[[nodiscard]] inline double reduced_angle(std::int64_t p, double w) noexcept {
+[[nodiscard]] POSENC_FORCE_INLINE double reduced_angle(std::int64_t p, double w) noexcept {
   namespace c = angle_constants;
   double a, b;
   split_position(p, a, b);
@@ -86,7 +86,8 @@ inline void split_position(std::int64_t p, double& a, double& b) noexcept {
   }
   const long double x = static_cast<long double>(a) * static_cast<long double>(w) + static_cast<long double>(b * w);
   const long double tp = 6.283185307179586476925286766559005768L;
-  long double r = std::fmod(x, tp);
+  long double r = __builtin_fmodl(x, tp);  // not std::fmod: the kernels inline only always_inline code
+                                           // (kernels/ops/begin_avx2.inl)
   if (r > tp / 2) r -= tp;
   if (r < -tp / 2) r += tp;
   return static_cast<double>(r);

@@ -92,7 +92,7 @@ inline std::atomic<std::size_t>& stream_threshold_slot() noexcept {
   return bytes;
 }
 // The arithmetic (kernels/types.hpp) of the SIMD kernels: 0 exact (default), 1 fused.
-inline std::atomic<unsigned char>& arithmetic_slot() noexcept {
+POSENC_FORCE_INLINE std::atomic<unsigned char>& arithmetic_slot() noexcept {
   static std::atomic<unsigned char> mode{0};
   return mode;
 }
@@ -285,7 +285,7 @@ inline void set_stream_threshold(std::size_t bytes) noexcept {
 inline void set_arithmetic(arithmetic a) noexcept {
   posenc::detail::arithmetic_slot().store(static_cast<unsigned char>(a), std::memory_order_relaxed);
 }
-[[nodiscard]] inline arithmetic active_arithmetic() noexcept {
+[[nodiscard]] POSENC_FORCE_INLINE arithmetic active_arithmetic() noexcept {
   return static_cast<arithmetic>(posenc::detail::arithmetic_slot().load(std::memory_order_relaxed));
 }
 

@@ -19,6 +19,7 @@
 
 #include <posenc/core/element.hpp>
 #include <posenc/core/pairing.hpp>
+#include <posenc/core/platform.hpp>
 
 namespace posenc::inline v0::kernels {
 
@@ -29,7 +30,7 @@ struct rope_geometry {
   int rotary_dim = 0;  ///< R: rotated elements
   int offset = 0;      ///< o: first rotated element
   pairing layout = pairing::half_split;
-  [[nodiscard]] constexpr int pairs() const noexcept { return rotary_dim / 2; }
+  [[nodiscard]] POSENC_FORCE_INLINE constexpr int pairs() const noexcept { return rotary_dim / 2; }
 };
 
 /// [tokens, heads, head_dim] rows with element strides; elements of a row are contiguous.
@@ -40,7 +41,7 @@ struct head_rows {
   std::ptrdiff_t heads = 0;
   std::ptrdiff_t token_stride = 0;  ///< elements between token t and t + 1
   std::ptrdiff_t head_stride = 0;   ///< elements between head h and h + 1
-  [[nodiscard]] T* row(std::ptrdiff_t t, std::ptrdiff_t h) const noexcept {
+  [[nodiscard]] POSENC_FORCE_INLINE T* row(std::ptrdiff_t t, std::ptrdiff_t h) const noexcept {
     return data + t * token_stride + h * head_stride;
   }
 };
@@ -53,7 +54,7 @@ struct angle_rows {
   const C* sin = nullptr;
   std::ptrdiff_t stride = 0;             ///< elements between consecutive rows
   const std::int64_t* row_of = nullptr;  ///< optional: token t uses row row_of[t]
-  [[nodiscard]] std::ptrdiff_t index(std::ptrdiff_t t) const noexcept {
+  [[nodiscard]] POSENC_FORCE_INLINE std::ptrdiff_t index(std::ptrdiff_t t) const noexcept {
     return (row_of ? static_cast<std::ptrdiff_t>(row_of[t]) : t) * stride;
   }
 };

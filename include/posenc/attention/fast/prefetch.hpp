@@ -31,8 +31,9 @@ namespace posenc::inline v0::detail {
 #endif
 }
 
-/// cpu_prefers_l1_prefetch(), read once.
-[[nodiscard]] inline bool decode_prefetch_l1() noexcept {
+/// cpu_prefers_l1_prefetch(), read once. Forced inline: the kernels that call it are compiled in target
+/// regions with their own tuning (kernels/ops/begin_avx2.inl), across which GCC inlines nothing else.
+[[nodiscard]] POSENC_FORCE_INLINE bool decode_prefetch_l1() noexcept {
   static const bool l1 = cpu_prefers_l1_prefetch();
   return l1;
 }

@@ -461,7 +461,8 @@ __attribute__((noinline)) void rotate_tokens(const rope_geometry& g, const head_
   // No software prefetch of the next token's rows and angle row: on Zen 4 it measured slower than
   // the hardware prefetchers for prefill and long table-mode shapes (A/B builds, same run).
   for (std::ptrdiff_t r = row_begin; r < row_end; ++t, h = 0) {
-    const std::ptrdiff_t a = angles.index(t), n = std::min(src.heads - h, row_end - r);
+    // (not std::min: GCC does not inline it into the target region, whose tuning is its own)
+    const std::ptrdiff_t a = angles.index(t), n = src.heads - h < row_end - r ? src.heads - h : row_end - r;
     rotate_heads<Layout, Inverse, Stream, Fused>(P, src.row(t, h) + o, dst.row(t, h) + o, src.head_stride,
                                                  dst.head_stride, n, angles.cos + a, angles.sin + a, by_block);
     for (std::ptrdiff_t i = h; copy && i < h + n; ++i) {

@@ -10,5 +10,5 @@
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avxvnni"))), apply_to = function)
 #elif defined(__GNUC__)
 #pragma GCC push_options
-#pragma GCC target("avx2,fma,f16c,avxvnni")
+#pragma GCC target("avx2,fma,f16c,avxvnni,tune=generic")
 #endif

@@ -11,7 +11,7 @@
     __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,avx512vnni,fma,f16c"))), apply_to = function)
 #elif defined(__GNUC__)
 #pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,avx512vnni,fma,f16c")
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,avx512vnni,fma,f16c,tune=generic")
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*() and trip -W(maybe-)uninitialized once
 // inlined (GCC bug 105593); the values are fully defined.
 #pragma GCC diagnostic push
