@@ -1,5 +1,5 @@
 // Every x86 kernel table of the library, compiled in a TU tuned for another CPU than the kernels' own
-// target regions (tests/CMakeLists.txt builds this file with -mtune=znver3: GCC 12's -march=native on
+// target regions (tests/CMakeLists.txt builds this file with -mtune=znver3: GCC 12.2's -march=native on
 // Zen 4 and Zen 5). GCC inlines across a tuning change only what is always_inline, so every helper
 // defined outside the regions and called from them must be; scripts/check-region-calls reads this
 // binary and fails on any call from a kernel into such a helper (kernels/ops/begin_avx2.inl says why).

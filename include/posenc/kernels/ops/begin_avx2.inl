@@ -4,12 +4,12 @@
 // -m flags (GCC: push_options/target; Clang: attribute push). Include standard headers before it:
 // the region would otherwise retarget them too. Pair with one end_target.inl.
 //
-// GCC: the region also fixes the tuning to `generic`, the one the kernels are measured with. A TU's
-// -march=native on GCC 12 tunes for znver3 on Zen 4 and Zen 5 (it knows neither), under which the
-// decode kernels' 4x4 products keep q vectors on the stack and reload K operands per FMA: decode
-// ran 1.7x (token-major) to 2.5x (head-major) slower on a Zen 5 (docs/performance.md). Functions the
-// region calls that are defined outside it inline only if always_inline (GCC refuses to inline across
-// a tuning change otherwise), so the helpers kernels call are POSENC_FORCE_INLINE.
+// GCC: the region also fixes the tuning to `generic`, the one the kernels are measured with. GCC 12.2
+// (Debian 12) tunes -march=native for znver3 on Zen 4 and Zen 5 (it knows neither); under that tuning
+// the decode kernels' 4x4 products kept q vectors on the stack and reloaded K per FMA, and fp32 decode
+// ran at 0.58-0.68x the default build's speed on a Zen 5 (docs/performance.md). GCC inlines into the
+// region only the functions defined outside it that are always_inline (none other across a tuning
+// change), so the helpers the kernels call are POSENC_FORCE_INLINE (scripts/check-region-calls).
 #if defined(POSENC_OPS_REGION_OPEN_)
 #error "posenc: target regions do not nest"
 #endif
