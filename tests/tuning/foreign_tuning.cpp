@@ -5,6 +5,7 @@
 // binary and fails on any call from a kernel into such a helper (kernels/ops/begin_avx2.inl says why).
 // Running it checks that the kernels so compiled agree with the default-tuned scalar ones.
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include <posenc/attention/fast/kernels.hpp>
@@ -30,11 +31,11 @@ int every_isa() {
 
 int main() {
   namespace k = posenc::kernels;
-  const int tables = {every_isa<k::attention_kernels>() + every_isa<k::q8_0_rows>() +
-                      every_isa<k::rotate_kernels<float>>() + every_isa<k::rotate_kernels<double>>() +
-                      every_isa<k::rotate_kernels<posenc::bfloat16>>() +
-                      every_isa<k::rotate_kernels<posenc::float16>>() + every_isa<k::angle_kernels<float>>() +
-                      every_isa<k::angle_kernels<double>>()};
+  const int tables = every_isa<k::attention_kernels>() + every_isa<k::q8_0_rows>() +
+                     every_isa<k::rotate_kernels<float>>() + every_isa<k::rotate_kernels<double>>() +
+                     every_isa<k::rotate_kernels<posenc::bfloat16>>() +
+                     every_isa<k::rotate_kernels<posenc::float16>>() + every_isa<k::angle_kernels<float>>() +
+                     every_isa<k::angle_kernels<double>>();
   // One rotation on the active ISA against the scalar one: the foreign tuning changes no result.
   constexpr int D = 64, P = D / 2, T = 5, H = 3;
   std::vector<float> x(T * H * D), a(x.size()), b(x.size()), cs(T * P), sn(T * P);
